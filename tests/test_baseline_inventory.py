@@ -6,6 +6,7 @@ a word, exit 0). A baseline written before it said its inventory is taken as bef
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,28 @@ def test_a_baseline_from_a_state_store_of_two_inventories_names_one(fleets):
     r = invoke("baseline", "make", "--from-state", tmp / "state", "-i", "other-fleet", "--out", tmp / "s.json")
     assert r.exit_code == 0, r.output
     assert json.loads((tmp / "s.json").read_text())["inventory"] == "other-fleet"
+
+
+def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(fleets, tmp_path):
+    # review17 #5: a passing run's transient NIC, found at 0.4 and released by its retest, gave its
+    # card a 'known-good' level of 0.7 of the others'; a later night at 0.8 of design read above 0.9 of it
+    tmp, _ = fleets
+    run = tmp_path / "run"
+    shutil.copytree(tmp / "demo", run)
+    record = json.loads((run / "results.json").read_text())
+    released = {"entity": "node003/nic2", "entity_kind": "nic", "layer": "connectivity",
+                "rule": "p2p-bandwidth-below-design", "severity": "info", "gates": False,
+                "message": "nic node003/nic2: ... (not reproduced by the confirmation retest; released)",
+                "evidence": {}, "not_measured": False, "not_judged": False}
+    host = {**released, "entity": "node010", "entity_kind": "host"}
+    record["findings"] = [released, host]
+    (run / "results.json").write_text(json.dumps(record))
+    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    assert r.exit_code == 0, r.output
+    assert "left out" in r.output and "node003/nic2, node010" in r.output
+    made = json.loads((tmp_path / "b.json").read_text())
+    assert made["left_out"] == ["node003/nic2", "node010"]
+    cards = made["metrics"]["p2p_bandwidth"]["card"]
+    assert "node003/gpu2" not in cards["scale_out"] and "node003/gpu2" in cards["scale_up"]  # a NIC: its scale-out pairs
+    assert not any(c.startswith("node010/") for t in cards.values() for c in t)
+    assert "node003/gpu1" in cards["scale_out"]  # the others kept

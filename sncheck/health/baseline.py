@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sncheck.errors import ConfigError
@@ -22,6 +23,7 @@ from sncheck.store.layout import ROWS_DIR, is_run_dir
 from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
+from sncheck.model import About, EntityKind, Finding, card_of, host_of, is_uplink, split_link
 
 SCHEMA = "sncheck.baseline/1"
 BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")
@@ -40,24 +42,62 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
-def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | None, str | None]:
-    """A run's verdict, inventory and run id from its results.json (None, None, None: a run killed
-    before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
+def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | None, str | None, tuple, dict]:
+    """A run's verdict, inventory, run id, findings and topology from its results.json (None,
+    None, None, (), {}: a run killed before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
     is refused by the reader (it was taken for a killed run, so a failed run's rows entered the
     baseline). A finished run whose duration its times cannot give (a clock stepped back) is
     ``note``d: its rows are as good as any."""
     if not os.path.lexists(path):
-        return None, None, None
+        return None, None, None, (), {}
     data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
     if not isinstance(data, dict):
-        return "unreadable", None, None
+        return "unreadable", None, None, (), {}
     inventory, run_id = data.get("inventory"), data.get("run_id")
     record = record_of(data, str(path))
     seconds, why = record.duration
     if seconds is None and record.finished is not None:
         note(f"{path}: duration unknown: {why}")
     return (record.verdict.value, inventory if isinstance(inventory, str) and inventory else None,
-            run_id if isinstance(run_id, str) and run_id else None)
+            run_id if isinstance(run_id, str) and run_id else None, record.findings, record.topology or {})
+
+
+def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dict) -> tuple[np.ndarray, list[str]]:
+    """The pair rows of every entity a hardware finding of the run named, whatever became of
+    it (released by its retest or not): a suspect's values are no known-good level (review17
+    #5: a transient NIC's 0.4 pairs, released, became its card's baseline, and a later night at
+    0.8 of design read above 0.9 of it). A card, a NIC's card (its scale-out pairs), a link's
+    pair, a host's or a supernode's cards; a switch or a leaf-to-spine cable: the scale-out
+    pairs of the NICs it serves (``evidence.nics``), every scale-out pair where it does not say
+    them. The mask, and the entities named."""
+    out = np.zeros(len(frame), bool)
+    if frame.empty or not {"src", "dst"} <= set(frame.columns):
+        return out, []
+    src, dst = frame["src"].astype(str).to_numpy(), frame["dst"].astype(str).to_numpy()
+    hosts = (np.array([host_of(c) for c in src], object), np.array([host_of(c) for c in dst], object))
+    out_tier = (frame["tier"].astype(str) == "scale_out").to_numpy() if "tier" in frame.columns else np.ones(len(frame), bool)
+    sn_hosts = {s.get("name"): set(s.get("hosts") or ()) for s in topology.get("supernodes") or () if isinstance(s, dict)}
+    named: list[str] = []
+    for f in findings:
+        if f.about != About.HARDWARE:
+            continue
+        kind, e = f.entity_kind, f.entity
+        if kind in (EntityKind.CARD, EntityKind.NIC):
+            hit = (src == card_of(e)) | (dst == card_of(e))
+            hit &= out_tier if kind == EntityKind.NIC else True
+        elif kind == EntityKind.LINK and not is_uplink(e):
+            a, b = split_link(e)
+            hit = ((src == a) & (dst == b)) | ((src == b) & (dst == a))
+        elif kind in (EntityKind.HOST, EntityKind.SUPERNODE):
+            members = list(sn_hosts.get(e, ())) if kind == EntityKind.SUPERNODE else [e]
+            hit = np.isin(hosts[0], members) | np.isin(hosts[1], members)
+        else:  # a switch or a leaf-to-spine cable
+            nics = f.evidence.get("nics")
+            cards = [card_of(n) for n in nics if isinstance(n, str)] if isinstance(nics, list) and nics else None
+            hit = out_tier & ((np.isin(src, cards) | np.isin(dst, cards)) if cards is not None else True)
+        out |= hit
+        named.append(e)
+    return out, list(dict.fromkeys(named))
 
 
 def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
@@ -80,6 +120,7 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
     """A ``sncheck.baseline/1`` from known-good run directories; ``note`` takes a line about a
     run that is read with something said (its duration unknown)."""
     frames = []
+    left_out: list[str] = []  # the entities a run's findings named: none of their rows is in it
     seen: dict[str, Path] = {}
     fleets: dict[str, Path] = {}  # inventory -> the first run of it
     for d in run_dirs:
@@ -87,7 +128,7 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         refuse_running(path)
-        verdict, inventory, record_id = _record(path / "results.json", note)
+        verdict, inventory, record_id, findings, topology = _record(path / "results.json", note)
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         if inventory is not None:  # runs of two inventories: two fleets' norms in one (hostile round 17)
@@ -106,7 +147,13 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
                 raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",
                                   str(path))
         seen.update(dict.fromkeys(ids, path))
-        frames.append(frame)
+        drop, named = named_rows(frame, findings, topology)
+        if named:
+            note(f"{path}: left out {int(drop.sum())} measurement rows of what its findings named "
+                 f"({', '.join(named[:6])}{', ...' if len(named) > 6 else ''}): a suspect's values, released or "
+                 "not, are no known-good level")
+            left_out.extend(n for n in named if n not in left_out)
+        frames.append(frame[~drop])
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
@@ -136,7 +183,8 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
             "unit": METRICS[m].unit,
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "runs": [str(d) for d in run_dirs], **({"inventory": next(iter(fleets))} if fleets else {}), "metrics": metrics}
+            "runs": [str(d) for d in run_dirs], **({"inventory": next(iter(fleets))} if fleets else {}),
+            **({"left_out": left_out} if left_out else {}), "metrics": metrics}
 
 
 def check_inventory(baseline: dict, inventory: str) -> None:
