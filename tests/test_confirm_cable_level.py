@@ -62,4 +62,9 @@ def test_a_failed_pair_through_the_suspect_is_never_inside_the_bar():
                          {"kind": "p2p", "src": cards[x], "dst": cards[y], "status": "ok"}])
     assert failed_own(rows, f, set(), topo) is None  # a failure beside it is not its own
     rows.loc[1, "status"] = "timeout"
-    assert failed_own(rows, f, set(), topo) == "1 of its 1 pairs re-measured failed (timeout): never inside the bar"
+    assert failed_own(rows, f, set(), topo) == "1 of its 1 pair tests in the retest failed (timeout): never inside the bar"
+    # a pair collective through it (r9-03 + r9-07: the dead uplink's collective symptom read inside the bar)
+    coll = pd.DataFrame([{"kind": "collective", "group": f"pair:{cards[x]}<->{cards[y]}", "status": s}
+                         for s in ("ok", "timeout", "error")])
+    assert failed_own(coll, f, set(), topo) == "2 of its 3 pair tests in the retest failed (error, timeout): " \
+        "never inside the bar"

@@ -260,7 +260,19 @@ def pairs_of(p: pd.DataFrame, entity: str, kind: str, cards: Set[str], topo: Top
 
 
 def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    return rows[rows["kind"] == "p2p"] if {"kind", "status", "src", "dst"} <= set(rows) else rows.iloc[:0]
+    """A retest's card pairs (``src``, ``dst``, ``status``): its pair tests and its pair
+    collectives (group ``pair:a<->b``)."""
+    out = [pd.DataFrame({"src": [], "dst": [], "status": []})]
+    if not {"kind", "status"} <= set(rows):
+        return out[0]
+    if {"src", "dst"} <= set(rows):
+        out.append(rows.loc[rows["kind"] == "p2p", ["src", "dst", "status"]].astype(str))
+    if "group" in rows:
+        c = rows[(rows["kind"] == "collective") & rows["group"].astype(str).str.startswith("pair:")]
+        ends = c["group"].astype(str).str[5:].str.split("<->", n=1, expand=True)
+        if len(c) and ends.shape[1] == 2:
+            out.append(pd.DataFrame({"src": ends[0], "dst": ends[1], "status": c["status"].astype(str)}))
+    return pd.concat(out, ignore_index=True)
 
 
 def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology) -> str | None:
@@ -276,7 +288,7 @@ def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology) 
     if not bad.any():
         return None
     how = ", ".join(sorted(set(p["status"][bad].astype(str))))
-    return f"{int(bad.sum())} of its {int(own.sum())} pairs re-measured failed ({how}): never inside the bar"
+    return f"{int(bad.sum())} of its {int(own.sum())} pair tests in the retest failed ({how}): never inside the bar"
 
 
 def holders(f: Finding) -> set[str]:
