@@ -64,35 +64,3 @@ assert _mapped() < before + size, ("freed", before, _mapped())
 """.format(tests=str(Path(__file__).parent))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-
-
-def test_a_measurement_reuses_heap_blocks_and_judging_maps_them_again():
-    """While a backend measures (``measuring_heap``: each round's arrays, each part's Arrow
-    buffers and pages, made and freed batch after batch), a 4 MiB block comes from the heap
-    and is reused there, not a new mapping faulted in page by page; after it, every block of
-    ``MMAP_THRESHOLD`` or more is its own mapping again (judging's peak). Where the run store
-    has not chosen the allocator, the window changes nothing. In a fresh interpreter (this
-    one's freed heap chunks would serve the blocks whatever the threshold)."""
-    _mapped()  # (skips where there is no mallinfo2)
-    code = """
-import sys
-import numpy as np
-sys.path.insert(0, {tests!r})
-from test_allocator import _mapped
-from sncheck.store import rundir
-size = 4 << 20
-with rundir.measuring_heap():   # the allocator not chosen: glibc's own policy
-    pass
-assert not rundir._memory_pool.cache_info().currsize
-rundir._memory_pool()
-with rundir.measuring_heap():
-    before = _mapped()
-    array = np.ones(size // 8)
-    assert _mapped() < before + size, ("measuring", before, _mapped())
-    del array
-before = _mapped()
-array = np.ones(size // 8)
-assert _mapped() >= before + size, ("judging", before, _mapped())
-""".format(tests=str(Path(__file__).parent))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr

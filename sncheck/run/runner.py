@@ -31,7 +31,7 @@ from sncheck.config.playbook import LayerSpec, Playbook, check_duration
 from sncheck.errors import interrupt_cause
 from sncheck.run.safety import set_run_dir
 from sncheck.config.shipped import provenance
-from sncheck.store.rundir import RunStore, default_out_dir, measuring_heap, new_run_id, trim_heap
+from sncheck.store.rundir import RunStore, default_out_dir, new_run_id, trim_heap
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
 from sncheck.run.inputs import load_faults
@@ -355,8 +355,7 @@ class Run:
                     self.progress("calibrating design values on this machine")
                     self.design.update(self.backend.calibrate(emit))
                     self.design_source = "calibrated"
-                with measuring_heap():   # (the threshold back and the heap trimmed before judging)
-                    summary = module.run(ctx)
+                summary = module.run(ctx)
             except (HarnessError, KeyboardInterrupt) as e:
                 yield LayerOutcome(spec, summary, self._detect(ctx, spec.name), e)
                 return

@@ -19,7 +19,6 @@ refused unless ``--force`` (which starts it empty). Every row carries the run id
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import functools
@@ -32,7 +31,6 @@ import weakref
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, Sequence
 
 import numpy as np
@@ -98,33 +96,6 @@ def trim_heap() -> bool:
     except (OSError, AttributeError):  # no C library to load, or one without malloc_trim (musl)
         return False
     return True
-
-
-# bytes: the mmap threshold while a backend measures (glibc's largest, 4 MiB * sizeof(long))
-MEASURING_MMAP_THRESHOLD = 32 << 20
-
-
-@contextlib.contextmanager
-def measuring_heap() -> Iterator[None]:
-    """While a backend measures, blocks below :data:`MEASURING_MMAP_THRESHOLD` come from the C
-    heap and are reused there; after it, :data:`MMAP_THRESHOLD` again and the heap's free pages
-    handed back (:func:`trim_heap`) before judging's arrays come on top. A measurement makes
-    and frees the same few blocks batch after batch (each round's arrays, each part's Arrow
-    buffers and Parquet pages: 1-8 MiB in a fleet), and with the 1 MiB threshold every one
-    was a new mapping the kernel faulted in page by page, zeroed, and took back when freed.
-    Measured at 16,384 cards (README "Fleet scale", round 17): the three layers' measurements
-    took 371 k minor faults, now 95-103 k (the whole gate 1.59 M, now 0.92 M); their RSS is far
-    below judging's (131,072 cards: 1.2-1.6 GB against its 3.9 GB). Only where the run store chose
-    the allocator (:func:`_memory_pool`): elsewhere (node-check, no run directory) the C
-    library's own policy is left as it is."""
-    if not _memory_pool.cache_info().currsize or not _fixed_mmap_threshold(MEASURING_MMAP_THRESHOLD):
-        yield
-        return
-    try:
-        yield
-    finally:
-        _fixed_mmap_threshold(MMAP_THRESHOLD)
-        trim_heap()
 
 
 FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
