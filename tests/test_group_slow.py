@@ -268,14 +268,16 @@ def test_a_group_findings_retest_re_measures_the_group_at_its_smallest_slow_size
     the narrowing's sizes (8 KiB, 16 MiB), where a group slow from 256 MiB cannot show: "re-measured
     and quiet", released, exit 0. With the narrowing held as it was (no group's cards added) the group
     is what is found; its retest re-runs it beside its peers at 256 MiB and 128 MiB. reviews16 #1: the
-    cross group over four supernodes is named on each, not localised, none isolated, and gates."""
+    cross group over four supernodes is named on the least of the fabric its pairs between supernodes
+    cross (the model routes inv-sizes' two rail-0 leaves through spine s2), not localised, never
+    isolated, one quarantine record, and gates (it was a finding and a quarantine on each supernode)."""
     monkeypatch.setattr(stress, "sized_causes", lambda *_: set())
     flag = ", transient: true" if transient else ""
     code, res = _gate(tmp_path, f'{{type: degraded_link, target: "{link}", factor: 0.3, above: 128M{flag}}}')
     group = "domain:six" if link.endswith("h4/gpu2") else "cross:gpu0"
     named = sorted(f["entity"] for f in res["findings"])
-    assert named == (["six"] if group == "domain:six" else ["one", "six", "three", "two"]), res["findings"]
-    retest = pd.read_parquet(tmp_path / "run" / "rows" / "collective", filters=[("confirms", "==", "six")])
+    assert named == (["six"] if group == "domain:six" else ["spine:s2"]), res["findings"]
+    retest = pd.read_parquet(tmp_path / "run" / "rows" / "collective", filters=[("confirms", "==", named[0])])
     assert {128 << 20, 256 << 20} <= set(retest.loc[retest["group"] == group, "size_bytes"])
     for f in res["findings"]:
         assert (f["rule"], f["evidence"]["group"], f["evidence"]["smallest_bytes"]) == \
@@ -287,8 +289,12 @@ def test_a_group_findings_retest_re_measures_the_group_at_its_smallest_slow_size
             assert symptom["outcome"] is True and f["evidence"]["confirmed"] is True, symptom
         else:  # slow again, but no one of its supernodes is the culprit: quarantined, gating, never isolated
             assert symptom["outcome"] is None and "not localised" in symptom["note"], symptom
-            assert f["evidence"]["localised"] is False and "not localised" in f["message"]
+            assert f["evidence"]["localised"] is False and f["entity_kind"] == "switch"
+            assert "not localised: switch spine:s2 carries every pair of it between supernodes" in f["message"]
+            assert f["evidence"]["supernodes"] == ["six", "three", "two", "one"]
         assert f"group {group} slow again" in symptom["note"] or transient
+    if group == "cross:gpu0":
+        assert {(i["entity"], i["action"]) for i in res["isolation"]} == {("spine:s2", "quarantine")}
     actions = {i["action"] for i in res["isolation"]}
     assert (code, actions) == ((0, {"quarantine", "release"}) if transient else
                                (1, {"quarantine", "isolate"}) if group == "domain:six" else (1, {"quarantine"}))
@@ -380,3 +386,20 @@ def test_the_noise_floor_is_what_the_run_measured_not_the_mocks_launch_skew():
     # slow in both sweeps: found
     both = [model_rows(topo, s, slow={"host:h2": (0.4, 0)}).assign(repeat=s) for s in (1, 2)]
     assert [f.entity for f in judge(pd.concat(both, ignore_index=True), topo)] == ["h2"]
+
+
+def test_a_cross_group_nothing_localises_is_named_on_the_least_of_the_fabric_its_pairs_cross():
+    """A cross group was named on every supernode it spans (a quarantine record on each of 64 at fleet
+    size): now on the one leaf holding all its NICs (no fabric declared: the rail's leaf), the one spine
+    the model routes its leaves' pairs through, else its leaves where fewer than its supernodes."""
+    for text, want in ((SIZES_INV, [("spine:s2", "switch")]),  # two leaves, every pair through spine s2
+                       (SIZES_INV.replace("fabric:\n  scalable_unit: 6\n  spines: [s1, s2]\n", ""),
+                        [("leaf:su0-rail0", "switch")])):
+        topo = topo_of(text)
+        found = judge(model_rows(topo, 1, slow={"cross:gpu0": (0.3, 0)}), topo)
+        assert [(f.entity, f.entity_kind) for f in found] == want, found
+        assert found[0].evidence["localised"] is False and found[0].evidence["supernodes"] == ["six", "three", "two", "one"]
+    # leaves as many as the supernodes: each supernode, as before (nvl72-2rack: 2 racks, 4 rail-0 leaves)
+    topo = topo_of((HERE.parent / "fixtures" / "inventories" / "nvl72-2rack.yaml").read_text())
+    cross = next(g for g in stress_groups(topo) if g.kind == "cross")
+    assert groups.group_entities(cross.id, topo) == [(sn, "supernode") for sn in topo.supernode_names]

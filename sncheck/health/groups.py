@@ -190,16 +190,38 @@ def group_tier(group: str, topo: "Topology") -> str | None:
 
 def group_entities(group: str, topo: "Topology") -> list[tuple[str, EntityKind]]:
     """Who a slow group's finding names: its host, else the supernode holding its cards; a group
-    over several supernodes (a cross group) every one of them, each finding saying it is not
-    localised (:func:`group_outlier`). Naming the first alone put a scale-out link's slowness
-    (h1/gpu0<->w1/gpu0, seen only by cross:gpu0) on supernode six's 24 cards, as much "two"'s
-    as six's, and retested six's own groups, which released it (reviews16 #1)."""
+    over several supernodes (a cross group) the least of the scale-out fabric its pairs between
+    supernodes cross (:func:`scale_out_path`), each finding saying it is not localised
+    (:func:`group_outlier`). Naming the first supernode alone put a scale-out link's slowness
+    (h1/gpu0<->w1/gpu0, seen only by cross:gpu0) on supernode six's 24 cards (reviews16 #1);
+    naming every supernode it spans was a quarantine record on each of 64 at fleet size."""
     cards = group_members(group, topo)
     hosts = sorted({host_of(c) for c in cards})
     if len(hosts) == 1:
         return [(hosts[0], EntityKind.HOST)]
     held = {topo.by_id[c].supernode for c in cards}
+    if len(held) > 1 and len(path := scale_out_path(cards, topo)) in range(1, len(held)):  # fewer than supernodes
+        return [(switch, EntityKind.SWITCH) for switch in path]
     return [(sn, EntityKind.SUPERNODE) for sn in topo.supernode_names if sn in held]
+
+
+def scale_out_path(cards: list[str], topo: "Topology") -> list[str]:
+    """The least of the fabric model (sncheck.fabric) every scale-out pair of ``cards`` crosses: the one
+    leaf holding all their NICs (an inventory without a fabric: a leaf per rail), else the one spine
+    the model routes every pair of their leaves through, else their leaves (the rail's scale-out
+    path; named only where fewer than the supernodes it spans); empty where a card has no NIC on a leaf."""
+    fabric = topo.fabric
+    pos = np.array([fabric.card_position(c) for c in cards], np.int64)
+    leaves = np.unique(fabric.card_leaf[pos])
+    if not len(leaves) or (leaves < 0).any():
+        return []
+    if len(leaves) == 1:
+        return [fabric.leaf_id(int(leaves[0]))]
+    la, lb = (x.ravel() for x in np.meshgrid(leaves, leaves))
+    spines = np.unique(fabric.spines_between(la[la < lb], lb[la < lb]))
+    if len(spines) == 1 and spines[0] >= 0:
+        return [fabric.spine_id(int(spines[0]))]
+    return [fabric.leaf_id(int(li)) for li in leaves]
 
 
 def spans(group: str, topo: "Topology") -> list[str]:
@@ -280,8 +302,9 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
         if not cards or explained(cards, ctx.known, ctx.topo):
             continue
         over = spans(str(group), ctx.topo)
-        for entity, kind in group_entities(str(group), ctx.topo):
-            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule)
+        entities = group_entities(str(group), ctx.topo)
+        for entity, kind in entities:
+            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule, [e for e, _ in entities])
             had = worst.get((entity, kind))
             groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
             if had is None or f.evidence["measured"] < had.evidence["measured"]:
@@ -294,8 +317,18 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     return list(worst.values())
 
 
+def _one_of(entity: str, kind: EntityKind, named: list[str]) -> str:
+    if kind == EntityKind.SUPERNODE:
+        listed = ", ".join(named) if len(named) <= 8 else f"the {len(named)} supernodes"
+        return f"{kind} {entity} is one of {listed} it spans"
+    if len(named) == 1:
+        return f"{kind} {entity} carries every pair of it between supernodes, no link or NIC named on it"
+    listed = ", ".join(named) if len(named) <= 8 else f"the {len(named)} leaves"
+    return f"{kind} {entity} is one of {listed} its pairs between supernodes cross"
+
+
 def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, entity: str, kind: EntityKind,
-             rule: "Rule") -> Finding:
+             rule: "Rule", named: list[str]) -> Finding:
     worst = rows_of.loc[rows_of["value"].astype(float).idxmin()]
     first = int(rows_of["size_bytes"].min())
     sizes = sorted({int(s) for s in rows_of["size_bytes"]})
@@ -310,9 +343,8 @@ def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, ent
     evidence = {"measured": round(float(worst["value"]), 4), "expected": 1.0, "unit": "x predicted",
                 "group": group, "groups": [group], "collective": str(worst["collective"]), "sizes": sizes,
                 "smallest_bytes": first, "against": str(worst["basis"])}
-    if where:  # no one supernode holds it: each it spans is named, none as the culprit
-        named = ", ".join(over) if len(over) <= 8 else f"the {len(over)} supernodes"
-        message += f"; not localised: {kind} {entity} is one of {named} it spans"
+    if where:  # no one supernode holds it: the fabric its pairs cross (or each supernode), none as the culprit
+        message += f"; not localised: {_one_of(entity, kind, named)}"
         evidence.update(localised=False, supernodes=over)
     return Finding(entity, kind, rule.layer, rule.name, rule.severity, message, evidence)
 

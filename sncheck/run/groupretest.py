@@ -103,8 +103,8 @@ def outcome(s: "Symptom", rule: "Rule", rows: pd.DataFrame, dctx: "DetectContext
         again = (f"group {w['group']} slow again: {w['collective']} at {int(w['size_bytes'])} bytes took "
                  f"{w['time_us']:.1f} us where {'its tier' if w['basis'] == 'design' else 'its peers'} predict "
                  f"{w['expected_us']:.1f} us ({w['value']:.2f}x)")
-        if s.evidence.get("localised") is False:  # a group over several supernodes: not this one's to isolate
-            return None, f"reproduced, not localised to one supernode: {again}"
+        if s.evidence.get("localised") is False:  # a group over several supernodes: not this entity's to isolate
+            return None, f"reproduced, not localised: {again}"
         return True, again
     if gap := unjudged(s, rows, dctx):
         return None, f"not re-measured: {gap}"
