@@ -24,10 +24,10 @@ The kernel log reports are judged in :mod:`sncheck.health.kernel` (the kernel-lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from sncheck.health.findings import jsonable
 from sncheck.model import About, Basis, EntityKind, Finding
@@ -129,8 +129,8 @@ def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
     reads = _reads(rows, tuple(COUNTER_FACTS))
     cards = {h: hosts[h].cards if h in hosts else 0 for h, _, _ in reads}
-    columns: dict[str, list] = {c: [] for c in ("entity", "kind", "fact", "device", "counter", "before", "after",
-                                                "reread")}
+    names = {c: _Names() for c in ("entity", "kind", "fact", "device", "counter")}
+    columns: dict[str, list] = {c: [] for c in ("before", "after", "reread")}
     growth: list = []
     shapes: dict[tuple, tuple] = {}  # a read's counters with the host's name left out: one per distinct read
     # a run that read a fact twice on any host expects the read after the run on every host it
@@ -149,20 +149,19 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         if shape is None:
             shape = shapes[key] = _shape(fact, first, last, cards[host])
         ends, kinds, devices, counters, before, after, grew = shape
-        if not ends:
+        if not before:
             continue
-        columns["entity"] += [host + end for end in ends]
-        columns["kind"] += kinds
-        columns["device"] += devices
-        columns["counter"] += counters
-        columns["fact"] += [fact] * len(ends)
+        names["entity"].add([host + end for end in ends[0]], ends[1])
+        for column, distinct in (("kind", kinds), ("device", devices), ("counter", counters)):
+            names[column].add(*distinct, same=key)  # (no host's name in them: the same codes for each host)
+        names["fact"].add([fact], np.zeros(len(before), np.int32), same=key)
         columns["before"] += before
         columns["after"] += after
-        columns["reread"] += [fact in twice] * len(ends)  # (a run that read once has no after to miss)
+        columns["reread"] += [fact in twice] * len(before)  # (a run that read once has no after to miss)
         growth += grew
-    names = {c: _texts(columns[c]) for c in ("entity", "kind", "fact", "device", "counter")}
-    frame = pd.DataFrame({"entity": names["entity"], "kind": names["kind"], "value": growth,
-                          "fact": names["fact"], "device": names["device"], "counter": names["counter"],
+    text = {c: n.column() for c, n in names.items()}
+    frame = pd.DataFrame({"entity": text["entity"], "kind": text["kind"], "value": growth,
+                          "fact": text["fact"], "device": text["device"], "counter": text["counter"],
                           "before": columns["before"], "after": columns["after"], "growth": growth,
                           "reread": pd.Series(columns["reread"], dtype=bool)},
                          columns=_COUNTER_COLUMNS)
@@ -172,12 +171,13 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
 def _shape(fact: str, first: dict, last: dict | None, cards: int) -> tuple:
     """One read's counters (and its last read's) as columns, each entity named by what
     follows its host's name (the card ``/gpu3``, the NIC ``/nic0``, the host itself ``''``):
-    sorted so, they sort as with the host's name before them."""
+    sorted so, they sort as with the host's name before them. Each name column is its
+    distinct names and each counter's place among them (:meth:`_Names.add`)."""
     read = (lambda v: _nvlink_counters("", v)) if fact == "nvlink_errors" else (lambda v: _ib_counters("", v, cards))
     keys, before, after = _before_after(read(first), read(last) if last is not None else None)
     if not keys:
         return (), (), (), (), [], [], []
-    ends, kinds, devices, counters = zip(*keys)
+    ends, kinds, devices, counters = (_distinct(c) for c in zip(*keys))
     # a counter that went down (reset, wrapped, or another port's read), or that the earlier
     # read did not hold (a port or link up only now): its growth is unknown (None), never
     # what it reads now; counter_growth says it is not judged
@@ -186,10 +186,43 @@ def _shape(fact: str, first: dict, last: dict | None, cards: int) -> tuple:
     return ends, kinds, devices, counters, before, after if after is not None else [None] * len(keys), growth
 
 
-def _texts(values: list[str]) -> pd.Series | list:
-    """A column of names (every value a ``str``) as pandas holds text: through Arrow, which
-    converts a million names about ten times faster than pandas' own check of each."""
-    return pa.array(values, pa.string()).to_pandas() if values else values
+def _distinct(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct names of ``values`` in first-seen order, and each value's place among them."""
+    seen: dict[str, int] = {}
+    places = np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int32, len(values))
+    return list(seen), places
+
+
+class _Names:
+    """A column of names built a host's read at a time, held as a categorical: 7 M counters at
+    131,072 cards are 643 MB as text and a few bytes each as codes. Its categories are sorted,
+    so what groups or sorts by it (:func:`_per_entity`'s ``groupby(sort=True)``) orders the
+    rows by name, as it did the text."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.blocks: list[np.ndarray] = []
+        self.made: dict[Hashable, np.ndarray] = {}
+
+    def add(self, names: Sequence[str], places: np.ndarray, same: Hashable = None) -> None:
+        """The rows ``names[places[i]]`` appended; ``same``: a key of these names and places,
+        whose rows are made once however many hosts add them (a fleet's 16,384 hosts read a
+        few shapes of counters)."""
+        rows = self.made.get(same) if same is not None else None
+        if rows is None:
+            codes = np.fromiter((self.index.setdefault(n, len(self.index)) for n in names), np.int32, len(names))
+            rows = codes[places]
+            if same is not None:
+                self.made[same] = rows
+        self.blocks.append(rows)  # (one array however many blocks hold it: concatenated once, at the end)
+
+    def column(self) -> pd.Categorical:
+        names = list(self.index)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), np.int32)
+        rank[order] = np.arange(len(names), dtype=np.int32)
+        codes = rank[np.concatenate(self.blocks)] if self.blocks else np.empty(0, np.int32)
+        return pd.Categorical.from_codes(codes, categories=pd.Index([names[i] for i in order], dtype=str))
 
 
 # ------------------------------------------------------------------------------ ops
@@ -259,7 +292,7 @@ def _per_entity(part: pd.DataFrame, rule: "Rule", line: Callable[[Any], str],
     kind, ``shown``: the first counters' ``line``); the evidence is ``judged(group)`` with the fact
     and the first 20 counters as read."""
     out = []
-    for (entity, kind), group in part.groupby(["entity", "kind"], sort=True):
+    for (entity, kind), group in part.groupby(["entity", "kind"], sort=True, observed=True):
         fact = group["fact"].iloc[0]
         parts = [line(r) for r in group.itertuples()]
         shown = ", ".join(parts[:_SHOWN]) + (f", ... ({len(parts)} in all)" if len(parts) > _SHOWN else "")
