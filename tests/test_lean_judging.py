@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.rules import evaluate, load_rules_text
@@ -150,11 +151,12 @@ def test_the_heap_is_given_back_before_each_layer_is_judged(monkeypatch):
     assert steps == ["trim", "stress"]
 
 
-def test_connectivity_coverage_reads_the_cards_tried_without_copying_their_rows(monkeypatch):
+def test_connectivity_coverage_reads_the_cards_tried_without_copying_their_rows(monkeypatch, tmp_path):
     """A card is measured where one of its pairs ran (not unreachable, not not_run): the
     same cards from the codes of the categorical ends a step of rows at a time (a fleet's
     50 M rows never selected whole) as from the rows chosen, steps shorter than the rows
-    here; plain text columns as before."""
+    here; plain text columns as before; from a run directory's parts, the Arrow pieces'
+    dictionary indices (no frame of the rows)."""
     from sncheck.health import invariants
 
     monkeypatch.setattr(invariants, "_CHUNK", 2)
@@ -164,8 +166,29 @@ def test_connectivity_coverage_reads_the_cards_tried_without_copying_their_rows(
             "round": 0} for s, d, st in rows]
     frames = frames_of(p2p)
     assert isinstance(frames.kind("p2p")["src"].dtype, pd.CategoricalDtype)
-    for view in (frames, pd.DataFrame(p2p)):
+    store = RunStore(tmp_path, run_id="r-1")   # a run directory's view: its Arrow pieces, two parts here
+    store.emit_rows(p2p[:2])
+    store.emit_rows(p2p[2:])
+    store.close()
+    whole = parts.PartFrames._read_kind
+    monkeypatch.setattr(parts.PartFrames, "_read_kind", lambda self, kind, columns: pytest.fail("a frame of the rows")
+                        if kind == "p2p" else whole(self, kind, columns))
+    for view in (frames, pd.DataFrame(p2p), read_frames(tmp_path).where(layer="connectivity")):
         gaps = invariants.connectivity_coverage(view, TOPO)
         # b/gpu1 took part only in pairs that did not run; b/gpu0 in a pair that timed out (tried)
         assert [g.entity for g in gaps if g.entity_kind == "card"] == ["b/gpu1"], gaps
         assert "no peer-to-peer pair test" in gaps[-1].message
+
+
+def test_checksum_ok_is_the_masked_boolean_pandas_makes_of_it():
+    """checksum_ok read as objects (truths and missing: the parts' booleans with nulls) comes
+    as pandas' ``astype("boolean")`` would make it, made at once from the truths and the
+    missing mask; other values (0 and 1) go pandas' own way."""
+    from sncheck.health.metrics import _p2p
+
+    for values in ([True, None, False, True], [np.True_, False, None, np.False_], [1, 0, None, 1]):
+        rows = pd.DataFrame([{"kind": "p2p", "src": "a/gpu0", "dst": f"b/gpu{i}", "tier": "scale_out", "status": "ok"}
+                             for i in range(len(values))])
+        rows["checksum_ok"] = pd.Series(values, dtype=object)  # (as read from the parts: objects)
+        got = _p2p(rows, DetectContext(TOPO, {}), ["checksum_ok"])["checksum_ok"]
+        pd.testing.assert_series_equal(got, pd.Series(values, dtype=object).astype("boolean"), check_names=False)
