@@ -152,8 +152,8 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         if not before:
             continue
         names["entity"].add([host + end for end in ends[0]], ends[1])
-        for column, distinct in (("kind", kinds), ("device", devices), ("counter", counters)):
-            names[column].add(*distinct, same=key)  # (no host's name in them: the same codes for each host)
+        for column, (distinct, places) in (("kind", kinds), ("device", devices), ("counter", counters)):
+            names[column].add(distinct, places, same=key)  # (no host's name in them: the same codes for each host)
         names["fact"].add([fact], np.zeros(len(before), np.int32), same=key)
         columns["before"] += before
         columns["after"] += after
