@@ -167,7 +167,12 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
     design); ``listed``: :func:`listed_nics`."""
     metric, mode, side = kind_of(rules[0])  # type: ignore[misc]  # group_rules gives explained groups only
     if metric in DERIVED and ctx.known:
+        # a pair through a known culprit is its symptom, never the other end's: the cards it holds,
+        # and the pairs through a known link, switch or cable (which hold no card; r11-32's dead link,
+        # named by connectivity, was named again in stress as its host "card or link, not localised")
         cells = without(cells, ctx.culprit_cards(subject=False))
+        through = ctx.explained_pairs(cells["src"], cells["dst"]) if not cells.empty else None
+        cells = cells[~through] if through is not None and through.any() else cells
     if cells.empty:
         return []
     if any(r.op == "ratio_to_design" for r in rules) and ("design" not in cells or cells["design"].isna().all()):

@@ -327,8 +327,15 @@ def alone(lv, e: Entity, f: Mapping[str, float] | None = None) -> bool:
     factors ``f``: its pairs in the tiers where it acts only (below 1 there), so a card whose
     scale-out pairs sit at its NIC's cap whatever its speed, measured inside in one pair, is
     alone too (r9-13: a 2-card host alone in its domain, its one pair at 0.5, was named as
-    either card at random, "separated", the other left: the pair tells neither from the link)."""
-    tiers = [t for t in lv.tiers if f is None or f.get(t, 1.0) < 1.0]
+    either card at random, "separated", the other left: the pair tells neither from the link).
+    A card's scale-out factor read from its pairs there (healthier than its speed lets them: its
+    NVLinks down, ``Level.card_factors``) acts there only beyond a pair's noise (MISFIT): r11-32's
+    one-host supernode, its one inside pair dead, read 0.99 over its 11 scale-out pairs on seed 1
+    and 1.00 on seed 2, and was named as the card b1/gpu0 on the first and as the link on the second."""
+    def acts(t: str) -> bool:
+        ft = 1.0 if f is None else f.get(t, 1.0)
+        return ft * MISFIT < 1.0 if t == SCALE_OUT and e.kind == "card" and lv.model.out_cap is not None else ft < 1.0
+    tiers = [t for t in lv.tiers if f is None or acts(t)]
     return e.kind in ("card", "nic") and e.name not in lv.listed and \
         sum(len(lv.pairs(e, t)) for t in tiers) < MIN_PARTNERS
 
