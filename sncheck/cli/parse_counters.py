@@ -135,7 +135,8 @@ def unjudged(data: dict[str, Any], rules: list[Any], so: Any, of: str) -> list[s
     ``of`` (growth with --since, the value before the run without): 'not judged', as
     :func:`sncheck.health.kernel.unjudged` says of the kernel log's reports."""
     covered = {c for r in rules if r.op == "counter_growth" and r.metric == "fabric_counters"
-               and r.params.get("of", "growth") == of for c in r.params.get("counters") or ()}
+               and r.params.get("of", "growth") == of and r.params.get("fact") in (None, "ib_counters")
+               for c in r.params.get("counters") or ()}
     left = sorted({c for _, _, c in _counted(data, so.error_counters)} - covered)
     return [f"not judged: counter(s) {', '.join(left)} of the read, and no counter_growth rule of these rules "
             f"judges their {of}"] if left else []

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sncheck.fabric import LEAF, SPINE, Cabling, Fabric, port_id, switch_id
 from sncheck.model import LINK_SEP, Basis, EntityKind, Finding, Severity, natural_key
+from sncheck.vendors.infiniband.counters import saturated
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -99,7 +100,8 @@ def growth_bars(rules: Iterable[Rule]) -> dict[str, list[Bar]]:
     (as a run judges its NICs' reads: :func:`sncheck.health.fabric.counter_growth`)."""
     bars: dict[str, list[Bar]] = {}
     for r in rules:
-        if r.op == "counter_growth" and r.metric == "fabric_counters" and r.params.get("of", "growth") == "growth":
+        if r.op == "counter_growth" and r.metric == "fabric_counters" and r.params.get("of", "growth") == "growth" \
+                and r.params.get("fact") in (None, "ib_counters"):  # (a switch port's counters are an IB port's)
             for c in r.params.get("counters") or ():
                 bars.setdefault(str(c), []).append(Bar(r.name, float(r.params["above"]), r.severity))
     return bars
@@ -131,22 +133,28 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
             out.append(_unjudged(entity, f"{where}: {said}", {"switch_port": port}))
             continue
         gone = sorted(set(was) - set(now))
-        grew = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v - was[c] > 0}
+        # at its width's maximum in either read (perfquery without -x reads PortCounters: they stop there, IBA
+        # 16.1.3.5): its growth is unknown (reviews17 #3)
+        capped = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and (saturated(c, was[c]) or saturated(c, v))}
+        grew = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v - was[c] > 0 and c not in capped}
         crossed = {c: [b for b in bars.get(c, ()) if v - a > b.above] for c, (a, v) in grew.items()}
         unruled = [c for c in grew if c not in bars]
         # read lower now (reset, wrapped, another port's read): its growth is unknown (round 8)
-        lower = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v < was[c]}
+        lower = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v < was[c] and c not in capped}
         # a counter the earlier read did not hold (another sncheck's file): it grew by at most what it reads, so
         # above the lowest bar on it now (above zero with none) its growth is unknown; at or under, it crossed none
         new = sorted(c for c, v in now.items() if c not in was and v > min((b.above for b in bars.get(c, ())), default=0))
-        if unruled or gone or lower or new:
+        if unruled or gone or lower or new or capped:
             why = ([f"no rule judges the growth of {', '.join(unruled)}"] if unruled else []) + \
                 ([f"{', '.join(gone)} read before and not now"] if gone else []) + \
                 ([f"{', '.join(f'{c}={now[c]}' for c in new)} read only now: the growth is unknown"] if new else []) + \
                 ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in lower.items()) + " went down (reset, wrapped, or "
-                  "another port read): the growth is unknown"] if lower else [])
+                  "another port read): the growth is unknown"] if lower else []) + \
+                ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in capped.items()) + " at the counter's maximum (it "
+                  "stops there: clear the port's counters, perfquery -R, and read again): the growth is unknown"]
+                 if capped else [])
             counters = {**_grown(grew, unruled), **{c: {"before": a, "after": b, "growth": None}
-                                                    for c, (a, b) in lower.items()}}
+                                                    for c, (a, b) in (lower | capped).items()}}
             out.append(_unjudged(entity, f"{where}: not judged: {'; '.join(why)}",
                                  {"switch_port": port, "counters": counters}))
         failed = [c for c in grew if crossed.get(c)]

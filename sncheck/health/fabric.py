@@ -34,6 +34,7 @@ from sncheck.model import About, Basis, EntityKind, Finding
 from sncheck.store.parts import PartFrames
 from sncheck.store.frames import fact_rows, json_value
 from sncheck.model import card_id
+from sncheck.vendors.infiniband.counters import saturated
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -93,9 +94,24 @@ def _ib_counters(host: str, value: dict, cards: int) -> Counters:
         entity, kind = (f"{host}/nic{r}", "nic") if isinstance(r, int) and r < cards else (host, "host")
         for name, v in (p.get("counters") or {}).items():
             if isinstance(v, int) and name in faults:
-                keys.append((entity, kind, f"{p['device']} port {p['port']}", name))
+                keys.append((entity, kind, _port(p), name))
                 values.append(v)
     return keys, values
+
+
+def _port(p: dict) -> str:
+    return f"{p['device']} port {p['port']}"
+
+
+def _capped(fact: str, reads: Sequence[dict | None]) -> Callable[[tuple, int | None], bool]:
+    """Whether a key's value is at its counter's cap: an IB port's PortCounters error counter at its width's
+    maximum (:func:`sncheck.vendors.infiniband.counters.saturated`) stopped counting there, so its growth over
+    the run is unknown (reviews17 #3); a port read from PortCountersExtended (perfquery -x: 64 bits) has none."""
+    if fact != "ib_counters":
+        return lambda _key, _value: False
+    wide = {_port(p) for r in reads if r is not None for p in r.get("ports") or ()
+            if p.get("counter_set") == "PortCountersExtended"}
+    return lambda key, value: key[2] not in wide and saturated(key[3], value)
 
 
 def _before_after(first: Counters, last: Counters | None) -> tuple[list, list, list | None]:
@@ -178,11 +194,14 @@ def _shape(fact: str, first: dict, last: dict | None, cards: int) -> tuple:
     if not keys:
         return (), (), (), (), [], [], []
     ends, kinds, devices, counters = (_distinct(c) for c in zip(*keys))
-    # a counter that went down (reset, wrapped, or another port's read), or that the earlier
-    # read did not hold (a port or link up only now): its growth is unknown (None), never
-    # what it reads now; counter_growth says it is not judged
+    # a counter that went down (reset, wrapped, or another port's read), that the earlier read did
+    # not hold (a port or link up only now), or that sat at its width's maximum in either read (it
+    # stopped counting): its growth is unknown (None), never what it reads now; counter_growth says
+    # it is not judged
+    capped = _capped(fact, (first, last))
     growth = [None] * len(keys) if after is None else \
-        [None if a is None or b is None or a < b else a - b for b, a in zip(before, after)]
+        [None if a is None or b is None or a < b or capped(k, b) or capped(k, a) else a - b
+         for k, b, a in zip(keys, before, after)]
     return ends, kinds, devices, counters, before, after if after is not None else [None] * len(keys), growth
 
 
@@ -231,7 +250,7 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
-    frame = frame[frame["counter"].isin(rule.params["counters"])]
+    frame = frame[frame["counter"].isin(rule.params["counters"]) & _of_fact(frame, rule)]
     of, above = rule.params["of"], rule.params["above"]
     column = "growth" if of == "growth" else "before"
     values = pd.to_numeric(frame[column], errors="coerce")
@@ -245,6 +264,13 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
     return unknown_growth(frame, rule) + \
         _per_entity(bad, rule, lambda r: f"{r.device} {r.counter} +{int(r.growth)} ({_n(r.before)} -> {_n(r.after)})",
                     lambda _group, what, shown: f": {what} error counters grew during the run: {shown}", judged)
+
+
+def _of_fact(frame: pd.DataFrame, rule: "Rule") -> pd.Series | bool:
+    """The rows of the reads ``rule`` judges: its ``fact`` (an NVLink rule's counter named as an IB port's, a
+    card's ``local_link_integrity_errors``, is not the port's), or every read where it names none."""
+    fact = rule.params.get("fact")
+    return True if fact is None else frame["fact"] == fact
 
 
 def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
@@ -271,14 +297,18 @@ def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
     # read before and missing from the read after the run (a link or port down, a read cut short): its growth
     # is unknown, as the cabling check's "read before and not now"; a run that read once has no after to miss
     gone = before.notna() & after.isna() & frame["reread"].astype(bool)
+    # read both times, not lower after, and still no growth: a counter at its width's maximum (_capped)
+    stuck = before.notna() & after.notna() & ~down & frame["growth"].isna()
 
     def message(group: pd.DataFrame, what: str, shown: str) -> str:
         why = (["went down during the run (reset, wrapped, or another port read)"] if down[group.index].any() else []) \
             + (["were not in the earlier read"] if new[group.index].any() else []) \
-            + (["were read before and not after"] if gone[group.index].any() else [])
+            + (["were read before and not after"] if gone[group.index].any() else []) \
+            + (["sat at their width's maximum (a PortCounters error counter stops there: clear the port's "
+                "counters, perfquery -R, and read again)"] if stuck[group.index].any() else [])
         return f" not judged: {what} error counters {', or '.join(why)}: their growth is unknown: {shown}"
 
-    return _per_entity(frame[down | new | gone], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",
+    return _per_entity(frame[down | new | gone | stuck], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",
                        message, lambda _group: {"measured": "not judged",
                                                 "expected": f"at most {rule.params['above']:g}", "unit": "errors"},
                        basis=Basis.NOT_JUDGED, about=About.CHECK)

@@ -541,6 +541,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
                         "every count (0 or more) is above it"),
         "of": Param(str, "growth", "growth: how much it grew during the run; before: its value when "
                                    "the run began", ("growth", "before")),
+        "fact": Param(str, None, "whose counters: nvlink_errors (the cards' NVLinks) or ib_counters (the IB "
+                                 "ports); unset, both (NVLink 5 and IB share counter names: "
+                                 "local_link_integrity_errors)", tuple(fabric.COUNTER_FACTS)),
     }, (), "fabric error counters: their growth during the run, or their value before it"),
     Op("kernel_events", kernel.kernel_op, (ENTITIES,), {
         "source": Param(str, REQUIRED, "which reports: " + ", ".join(kernel.SOURCES), tuple(kernel.SOURCES)),
