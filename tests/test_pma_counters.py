@@ -118,3 +118,18 @@ def test_since_reads_an_earlier_read_saved_as_utf16_as_parse_reads_its_file(tmp_
     wide = tmp_path / "before-utf16.txt"
     wide.write_bytes(before.read_text().encode("utf-16"))
     assert _parse("perfquery", PERFQUERY, "--since", wide)[:2] == (1, [("ib-port-errors-grew", "critical")])
+
+
+def test_a_counter_read_twice_in_one_port_is_an_error_never_its_last_value(tmp_path: Path) -> None:
+    """reviews17 #6: each tool prints a counter once a port (perfquery's dump_perfcounters, grep -H over
+    the sysfs files); twice is output spliced or repeated, and keeping the last value lost a count."""
+    sysfs = tmp_path / "sysfs.txt"
+    sysfs.write_text("mlx5_0/ports/1/counters/symbol_error:500\nmlx5_0/ports/1/counters/symbol_error:0\n# end of counters\n")
+    code, _, out = _parse("ib-counters", sysfs)
+    assert code == 1 and "line 2: mlx5_0 port 1: symbol_error read twice" in out, out
+    twice = tmp_path / "twice.txt"
+    twice.write_text("".join(ln + ("LinkDownedCounter:...............0\n" if ln.startswith("LinkDownedCounter") else "")
+                             for ln in PERFQUERY.read_text().splitlines(keepends=True)))
+    code, _, out = _parse("perfquery", twice)
+    assert code == 1 and "port 1: LinkDownedCounter printed twice in one block" in out, out
+    assert _parse("perfquery", PERFQUERY)[0] == 0

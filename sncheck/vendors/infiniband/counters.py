@@ -83,7 +83,8 @@ GRAMMAR = {
             "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters), PortRcvErrorDetails at "
             "PortLoopingErrors, PortXmitDiscardDetails at PortSwHOQLifetimeLimitDiscards; a block ending elsewhere "
             "is cut",
-        failures="'ibwarn'/'ibpanic' and 'failed' lines (errors). No value is a fault by itself: sncheck parse "
+        failures="'ibwarn'/'ibpanic' and 'failed' lines (errors); a field printed twice in one block (dump_perfcounters "
+                 "prints each once: spliced or repeated output, an error). No value is a fault by itself: sncheck parse "
                  "judges the counters as ib-counters' (alone the value before the traffic, info; --since their growth; "
                  "-E / -D's detail counters too, by the rules naming them)",
         values="ports[{lid, port, cap_mask, counter_set (PortCounters, PortCountersExtended, PortRcvErrorDetails, "
@@ -126,7 +127,7 @@ GRAMMAR = {
                  "end line"),
         lines="'<root>/<dev>/ports/<port>/counters/<name>:<value>' lines",
         end="sncheck's '# end of counters' line (END_MARKER)",
-        failures="a value that is no count, a read error, a line before the end that is no counter line (a "
+        failures="a value that is no count, a read error, a counter read twice (grep -H prints each file once), a line before the end that is no counter line (a "
                  "wrapped paste's tail, another tool's line: errors, exit 1). The counters count since the port came up: "
                  "no value is a fault by itself. sncheck parse judges the read as a run judges its reads (the "
                  "rules' counter_growth rules, sncheck.health.fabric.judge_reads): alone as the read before the "
@@ -296,6 +297,11 @@ def parse_perfquery(text: str) -> dict[str, Any]:
                 headers.append("")
                 fields.append(set())
             last[-1] = name
+            if name in fields[-1] and name not in ("PortSelect", "CounterSelect"):
+                # dump_perfcounters prints each field once a block: twice is output spliced or repeated, and its
+                # last value kept would lose the first (reviews17 #6)
+                errors.append(f"port {ports[-1]['port']}: {name} printed twice in one block: output spliced or "
+                              "repeated, its values not whole")
             fields[-1].add(name)
             if kinds[-1] is None and name in ("SymbolErrorCounter", "SymbolErrors", "PortXmitData"):
                 kinds[-1] = "extended" if name == "PortXmitData" else "basic"
@@ -390,6 +396,10 @@ def parse_sysfs_counters(text: str) -> dict[str, Any]:
             if value is None:
                 errors.append(f"{dev} port {port}: {name} is not a count: {m.group(4)!r}")
                 continue
+            if name in entry["counters"]:
+                # grep -H prints each file once: a counter twice is output spliced or repeated (reviews17 #6)
+                errors.append(f"line {at}: {dev} port {port}: {name} read twice: output spliced or repeated, its "
+                              "values not whole")
             entry["counters"][name] = value
         elif _TOOL_ERROR.search(line):
             errors.append(line)
