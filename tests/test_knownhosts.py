@@ -222,3 +222,12 @@ def test_a_wildcard_line_knows_the_fleet_and_refuses_another_key(sshd_cluster, t
     assert f"has CHANGED: {path}:1 lists {other.get_name()} {other.fingerprint}" in str(info.value)
     assert "names other hosts too" in str(info.value)
     assert path.read_text() == text
+
+
+@pytest.mark.parametrize("gap", ["\t", "  ", " \t "])
+def test_a_marker_ends_at_a_tab_as_at_a_space(tmp_path, gap):
+    """OpenSSH's hostfile.c ends a marker at a space or a tab (reviews17 #2: '@revoked<TAB>node1 ...'
+    was read as an unknown marker and skipped, and the revoked key connected)."""
+    key = _key()
+    text = _line("node1", key) + f"@revoked{gap}node1 {key.get_name()} {key.get_base64()}\n"
+    assert _check(tmp_path, text, "node1", 22, key).status == "revoked"

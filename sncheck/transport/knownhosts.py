@@ -107,8 +107,10 @@ def load(path: str | os.PathLike[str], into: KnownHosts | None = None) -> KnownH
         if not line or line.startswith("#"):
             continue
         if line.startswith("@"):
-            marker, _, rest = line.partition(" ")
-            parts = rest.split()
+            # hostfile.c check_markers: the marker ends at a space or a tab (reviews17 #2: split at a space
+            # alone, '@revoked<TAB>host key' was no @revoked line and the revoked key connected)
+            marker, *rest = line.split(None, 1)
+            parts = rest[0].split() if rest else []
             if marker == "@revoked" and len(parts) >= 3:
                 out.revoked.append((number, parts[0], parts[1], parts[2]))
                 out.revoked_in.append(name)
