@@ -21,7 +21,7 @@ from sncheck.cli.main import main
 from sncheck.health.cabling import counter_growth_findings, growth_bars
 from sncheck.health.rules import load_rules
 from sncheck.model import Basis
-from sncheck.vendors.infiniband.counters import PORT_COUNTER_BITS, saturated
+from sncheck.vendors.portcounters import PORT_COUNTER_BITS, saturated
 from sncheck.rows import host_fact_row
 from test_kernel_counters import judge, topo
 
@@ -47,7 +47,7 @@ def test_a_counter_at_its_maximum_in_both_reads_is_not_judged_never_no_growth(tm
     code, out, judged = _since(tmp_path, {counter: top, "link_error_recovery": 0},
                                {counter: top, "link_error_recovery": 0})
     assert code == 1, out
-    assert f"sat at their width's maximum" in out and f"{counter} {top} -> {top}" in out, out
+    assert "sat at their width's maximum" in out and f"{counter} {top} -> {top}" in out, out
     (grown,) = [c for j in judged for c in j["counters"] if c["counter"] == counter and j["rule"] != "fabric-errors-before-run"]
     assert grown["growth"] is None, judged
 

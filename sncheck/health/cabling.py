@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sncheck.fabric import LEAF, SPINE, Cabling, Fabric, port_id, switch_id
 from sncheck.model import LINK_SEP, Basis, EntityKind, Finding, Severity, natural_key
-from sncheck.vendors.infiniband.counters import saturated
+from sncheck.vendors.portcounters import CLEAR, saturated
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -150,8 +150,8 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
                 ([f"{', '.join(f'{c}={now[c]}' for c in new)} read only now: the growth is unknown"] if new else []) + \
                 ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in lower.items()) + " went down (reset, wrapped, or "
                   "another port read): the growth is unknown"] if lower else []) + \
-                ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in capped.items()) + " at the counter's maximum (it "
-                  "stops there: clear the port's counters, perfquery -R, and read again): the growth is unknown"]
+                ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in capped.items()) + f" at the counter's maximum (it "
+                  f"stops there: {CLEAR}): the growth is unknown"]
                  if capped else [])
             counters = {**_grown(grew, unruled), **{c: {"before": a, "after": b, "growth": None}
                                                     for c, (a, b) in (lower | capped).items()}}

@@ -34,7 +34,7 @@ from sncheck.model import About, Basis, EntityKind, Finding
 from sncheck.store.parts import PartFrames
 from sncheck.store.frames import fact_rows, json_value
 from sncheck.model import card_id
-from sncheck.vendors.infiniband.counters import saturated
+from sncheck.vendors.portcounters import CLEAR, saturated
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -304,8 +304,8 @@ def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
         why = (["went down during the run (reset, wrapped, or another port read)"] if down[group.index].any() else []) \
             + (["were not in the earlier read"] if new[group.index].any() else []) \
             + (["were read before and not after"] if gone[group.index].any() else []) \
-            + (["sat at their width's maximum (a PortCounters error counter stops there: clear the port's "
-                "counters, perfquery -R, and read again)"] if stuck[group.index].any() else [])
+            + ([f"sat at their width's maximum (a PortCounters error counter stops there: {CLEAR})"]
+               if stuck[group.index].any() else [])
         return f" not judged: {what} error counters {', or '.join(why)}: their growth is unknown: {shown}"
 
     return _per_entity(frame[down | new | gone | stuck], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",

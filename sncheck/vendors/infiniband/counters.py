@@ -176,29 +176,6 @@ _PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts", "RcvPkts"),
             "extended": ("PortRcvPkts", "PortMulticastRcvPkts", "QP1Dropped"),
             "PortRcvErrorDetails": ("PortLoopingErrors",), "PortXmitDiscardDetails": ("PortSwHOQLifetimeLimitDiscards",)}
 # -E / -D's counters (libibmad's names as printed): each an error count
-DETAIL_ERRORS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors",
-                 "PortDLIDMappingErrors", "PortVLMappingErrors", "PortLoopingErrors", "PortInactiveDiscards",
-                 "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards")
-# Each error counter's width in bits where it is read from PortCounters (the sysfs counters/ files, perfquery
-# without -x, ibqueryerrors): the kernel's drivers/infiniband/core/sysfs.c PORT_PMA_ATTR(name, counter, width,
-# offset) table (symbol_error 16, link_error_recovery 8, link_downed 8, port_rcv_errors 16, ...,
-# local_link_integrity_errors 4, excessive_buffer_overrun_errors 4, VL15_dropped 16), and libibmad fields.c's 16 bits
-# for each PortRcvErrorDetails / PortXmitDiscardDetails counter. A PortCounters error counter does not wrap: it
-# stops at 2**width - 1 (IBA 16.1.3.5), so a read at that value says nothing of what it counted since. The
-# additional counters of PortCountersExtended (perfquery -x under CapMask2's bit) are 64 bits: never at a cap.
-PORT_COUNTER_BITS = {"symbol_error": 16, "link_error_recovery": 8, "link_downed": 8, "port_rcv_errors": 16,
-                     "port_rcv_remote_physical_errors": 16, "port_rcv_switch_relay_errors": 16,
-                     "port_xmit_discards": 16, "port_xmit_constraint_errors": 8, "port_rcv_constraint_errors": 8,
-                     "local_link_integrity_errors": 4, "excessive_buffer_overrun_errors": 4, "VL15_dropped": 16,
-                     **dict.fromkeys(DETAIL_ERRORS, 16)}
-
-
-def saturated(counter: str, value: int | None) -> bool:
-    """Whether a PortCounters error counter reads at its width's maximum (it stopped counting there)."""
-    bits = PORT_COUNTER_BITS.get(counter)
-    return bits is not None and value == (1 << bits) - 1
-
-
 _PQ_CAPS = re.compile(r"CapMask: (0x[0-9A-Fa-f]+)(?: CapMask2: (0x[0-9A-Fa-f]+))?")
 _CAP_XMIT_WAIT, _CAP_EXT_WIDTH, _CAP2_ADDL_EXT = 0x1000, 0x200, 0x2  # the header's bits perfquery.c tests
 

@@ -11,6 +11,7 @@ import re
 from sncheck.topology import natural_key
 from sncheck.vendors.base import PairTest, ScaleOut
 from sncheck.vendors.infiniband import counters, ibstat, perftest
+from sncheck.vendors.portcounters import DETAIL_ERRORS
 
 BASE_PORT = 18515            # perftest's default port; rail k listens on BASE_PORT + k
 BW_BYTES = 8 << 20           # ib_write_bw message size (the bandwidth-bound end)
@@ -75,7 +76,7 @@ SCALE_OUT = ScaleOut(
     parse_counters=counters.parse_sysfs_counters,
     # perfquery -E / -D's detail counters (no sysfs file holds them) are error counters of its view,
     # judged by the rules that name them as every other (sncheck parse perfquery; one judgement)
-    error_counters=(*counters.ERROR_COUNTERS, *counters.DETAIL_ERRORS),
-    counters=(*counters.COUNTERS, *counters.DETAIL_ERRORS), rails=counters.rails,
+    error_counters=(*counters.ERROR_COUNTERS, *DETAIL_ERRORS),
+    counters=(*counters.COUNTERS, *DETAIL_ERRORS), rails=counters.rails,
     counter_views=("perfquery", "ibqueryerrors"), over_threshold_views=("ibqueryerrors",),
 )
