@@ -319,6 +319,18 @@ def test_a_nic_or_switch_explains_only_the_groups_whose_scale_out_pairs_cross_it
     assert judge(cross, topo, known=frozenset({("t1/nic0", "nic")})) == []  # the group's own NIC, over scale-out
 
 
+def test_the_culprit_that_explains_a_group_is_told_and_the_same_whatever_the_order_known():
+    """reviews17 #1 addendum 3: the report says which culprit a slow group was left to, so the
+    stress layer keeps it (its summary's ``explained``); two that explain it: the first sorted."""
+    topo = topo_of(SIZES_INV)
+    cross = groups.group_members("cross:gpu0", topo)
+    known = [("t1/nic0", "nic"), ("leaf:su1-rail3", "switch"), ("leaf:su1-rail0", "switch")]
+    assert groups.explainer(cross, frozenset(known[:2]), topo) == ("t1/nic0", "nic")
+    assert groups.explainer(cross, frozenset(known[1:2]), topo) is None
+    assert {groups.explainer(cross, frozenset(known[i:] + known[:i]), topo) for i in range(3)} == \
+        {("leaf:su1-rail0", "switch")}
+
+
 def test_a_group_run_again_without_a_named_card_is_re_run_by_its_retest():
     """A group re-run without a card an earlier layer named ('<group>~<cards>', stress.without_named) is
     not in the sweep's plan: its slow symptom's retest planned nothing, so it was never re-measured and

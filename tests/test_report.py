@@ -278,6 +278,29 @@ def test_html_is_self_contained(page: str) -> None:
     assert not re.search(r"\sstyle\s*=", page, flags=re.IGNORECASE)
 
 
+def test_html_says_each_slow_stress_group_and_what_explained_or_judged_it() -> None:
+    """reviews17 #1 addendum 3: a slow group was in results.json's stress summary alone; the
+    report never said it, nor that the culprit which explained it was released by its retest."""
+    results = make_results()
+    results["layers"][1]["summary"].update(
+        slow_groups={"cross:gpu0": 64 << 20, "host:node002": 1 << 20, "host:node003": 8, f"host:{EVIL}": 4096},
+        explained={"cross:gpu0": {"entity": "node005/gpu0", "entity_kind": "card"},
+                   "host:node003": {"entity": SLOW_CARD, "entity_kind": "card"}},
+        again=["host:node003~node002/gpu1"])  # its rerun without the culprit's cards: not slow
+    results["findings"][2]["evidence"]["groups"] = ["host:node002"]
+    page = render_html(from_json(results), None)
+    [line] = re.findall(r'<div class="slow-groups">(.*?)</div>', page)
+    assert line == "; ".join([
+        "slow groups: cross:gpu0 from 64M: explained by card node005/gpu0 (released by its retest: this "
+        "group&#39;s slowness is left unexplained)",
+        "host:node002 from 1M: judged, busbw-below-median on host node002 (warning)",
+        f"host:node003 from 8: explained by card {SLOW_CARD} (confirmed by its retest), its rerun "
+        "host:node003~node002/gpu1 not slow",
+        "host:&lt;script&gt;alert(1)&lt;/script&gt; from 4K: no earlier culprit explains it, no group finding: narrowed to its "
+        "cards&#39; pairs (the stress findings say what they showed)"])
+    assert 'class="slow-groups"' not in render_html(from_json(make_results()), None)
+
+
 def test_html_escapes_hostile_names_in_tables_and_svg() -> None:
     host = EVIL
     a, b = f"{host}/gpu0", f"{host}/gpu1"

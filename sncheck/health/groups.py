@@ -270,21 +270,27 @@ def explained(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topolo
     scale-out pairs, so it explains only a group over several supernodes, and a switch only where
     its NICs hold the group's cards (reviews16 #8, #12: any named switch anywhere, or a NIC of a
     host or domain group, silenced that group's slowness unsaid)."""
+    return explainer(cards, known, topo) is not None
+
+
+def explainer(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topology") -> tuple[str, str] | None:
+    """The first named culprit (entity, kind), in their sorted order, that :func:`explained` finds
+    on the group's paths; None where none is (the report says which culprit a slow group was left to)."""
     mine = set(cards)
-    for entity, kind in known:
+    for entity, kind in sorted(known):
         if kind == "card" and entity in mine:
-            return True
+            return entity, kind
         if kind == "nic" and card_of(entity) in mine and group_crosses_switches(cards, topo):
-            return True
+            return entity, kind
         if kind == "host" and any(host_of(c) == entity for c in mine):
-            return True
+            return entity, kind
         if kind == "supernode" and any(topo.by_id[c].supernode == entity for c in mine if c in topo.by_id):
-            return True
+            return entity, kind
         if kind == "link" and "<->" in entity and set(split_link(entity)) <= mine:
-            return True
+            return entity, kind
         if kind == "switch" and _switch_carries(entity, mine, topo):
-            return True
-    return False
+            return entity, kind
+    return None
 
 
 def explainers(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topology") -> set[str]:

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 
 from sncheck.model import host_of
-from sncheck.health.groups import explained, explainers, slow_sizes
+from sncheck.health.groups import explained, explainer, explainers, slow_sizes
 from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
@@ -175,7 +175,8 @@ def run(ctx: LayerContext) -> dict:
     top = max(narrow_sizes(ctx, {}))
     # a group a culprit of an earlier layer explains is no cause (the group rule names it no more: r8-36's
     # cross group, slow through n1's NIC that connectivity named, took the narrowing from 6 pairs to 496)
-    unexplained = {g: s for g, s in slow_at.items() if not explained(list(groups[g]), ctx.known, ctx.topo)}
+    why = {g: e for g in slow_at if (e := explainer(list(groups[g]), ctx.known, ctx.topo)) is not None}
+    unexplained = {g: s for g, s in slow_at.items() if g not in why}
     # suspects compare groups of one rank count (health/suspects.py); one slow against peers of other
     # rank counts (through the cost model, the group rule) at the narrowing's sizes points at cards too
     if shown := {g for g, s in unexplained.items() if s <= top}:
@@ -190,6 +191,8 @@ def run(ctx: LayerContext) -> dict:
         summary["again"] = reruns
     if slow_at:
         summary["slow_groups"] = dict(sorted(slow_at.items()))
+    if why:  # the culprit each explained slow group was left to (the report says what its retest told)
+        summary["explained"] = {g: {"entity": e, "entity_kind": k} for g, (e, k) in sorted(why.items())}
     if suspects:
         narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: slow_at[g] for g in beyond}))
         ctx.progress(f"stress: narrowing over {len(narrow.groups)} pairs of {len(suspects)} suspect cards")

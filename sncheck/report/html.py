@@ -41,6 +41,7 @@ from sncheck.topology import natural_key
 from sncheck.report.connectivity import TIERS, connectivity_view
 from sncheck.report.curves import collective_charts, golden_view
 from sncheck.report.firstscreen import first_screen
+from sncheck.report.svg import human_bytes
 from sncheck.report.tables import column, number, of_kind, records, status_ok
 from sncheck.store.frames import fact_rows
 from sncheck.model import About, Finding, RunRecord, Severity, Verdict
@@ -188,8 +189,48 @@ def _layers(record: RunRecord) -> list[dict]:
         verdict = record.layer_verdict(layer).value
         out.append({"name": layer.name, "verdict": verdict, "verdict_class": verdict_class(verdict),
                     "cut_short": layer.summary.get("cut_short") or "",
-                    "summary": _summary_items(layer.summary)})
+                    "summary": _summary_items(layer.summary),
+                    "slow_groups": _slow_groups(record, layer.summary) if layer.name == "stress" else ""})
     return out
+
+
+RETOLD = {"release": "released by its retest: this group's slowness is left unexplained",
+          "isolate": "confirmed by its retest", "quarantine": "kept quarantined"}
+
+
+def _slow_groups(record: RunRecord, summary: dict) -> str:
+    """The stress summary's slow groups in one line: each group, the size it was slow from, and
+    the culprit of an earlier layer that explained it (with what that culprit's retest told:
+    its last isolation step) or the findings that judged it (their evidence's ``groups``)."""
+    slow = summary.get("slow_groups")
+    if not isinstance(slow, dict) or not slow:
+        return ""
+    why = summary["explained"] if isinstance(summary.get("explained"), dict) else {}
+    told = {e.entity: e.action.value for e in record.isolation}
+    judged: dict[str, list[str]] = {}
+    for f in record.findings:
+        groups = f.evidence.get("groups") if f.layer == "stress" else None
+        for g in groups if isinstance(groups, list) else ():
+            judged.setdefault(str(g), []).append(f"{f.rule} on {f.entity_kind.value} {f.entity} ({f.severity.value})")
+    parts = []
+    for group, size in slow.items():
+        at = f"{group} from {human_bytes(size) if isinstance(size, (int, float)) else size}"
+        culprit = why.get(group)
+        if isinstance(culprit, dict):
+            entity = str(culprit.get("entity"))
+            action = told.get(entity)
+            rerun = next((r for r in summary.get("again") or () if str(r).startswith(f"{group}~")), None)
+            parts.append(f"{at}: explained by {culprit.get('entity_kind')} {entity} ("
+                         + (RETOLD.get(action, str(action)) if action else "no retest") + ")"
+                         + ("" if rerun is None else f", its rerun {rerun} " + (
+                             "still slow" if rerun in slow else "not slow")))
+        elif judged.get(str(group)):
+            parts.append(f"{at}: judged, " + ", ".join(judged[str(group)]))
+        else:
+            parts.append(f"{at}: no earlier culprit explains it, no group finding: narrowed to its cards' pairs "
+                         "(the stress findings say what they showed)")
+    return "; ".join(parts)
+
 
 
 def _summary_items(summary: dict) -> list[tuple[str, str]]:
