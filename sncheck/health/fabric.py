@@ -105,7 +105,7 @@ def _port(p: dict) -> str:
 
 def _capped(fact: str, reads: Sequence[dict | None]) -> Callable[[tuple, int | None], bool]:
     """Whether a key's value is at its counter's cap: an IB port's PortCounters error counter at its width's
-    maximum (:func:`sncheck.vendors.infiniband.counters.saturated`) stopped counting there, so its growth over
+    maximum (:func:`sncheck.vendors.portcounters.saturated`) stopped counting there, so its growth over
     the run is unknown (reviews17 #3); a port read from PortCountersExtended (perfquery -x: 64 bits) has none."""
     if fact != "ib_counters":
         return lambda _key, _value: False

@@ -277,20 +277,7 @@ def explainer(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topolo
     """The first named culprit (entity, kind), in their sorted order, that :func:`explained` finds
     on the group's paths; None where none is (the report says which culprit a slow group was left to)."""
     mine = set(cards)
-    for entity, kind in sorted(known):
-        if kind == "card" and entity in mine:
-            return entity, kind
-        if kind == "nic" and card_of(entity) in mine and group_crosses_switches(cards, topo):
-            return entity, kind
-        if kind == "host" and any(host_of(c) == entity for c in mine):
-            return entity, kind
-        if kind == "supernode" and any(topo.by_id[c].supernode == entity for c in mine if c in topo.by_id):
-            return entity, kind
-        if kind == "link" and "<->" in entity and set(split_link(entity)) <= mine:
-            return entity, kind
-        if kind == "switch" and _switch_carries(entity, mine, topo):
-            return entity, kind
-    return None
+    return next(((e, k) for e, k in sorted(known) if _sits_on(e, k, mine, cards, topo)), None)
 
 
 def explainers(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topology") -> set[str]:
@@ -299,21 +286,26 @@ def explainers(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topol
     whose NICs a switch (or cable) that carries the group's pairs holds. The group without them is
     the measurement that says whether those culprits explain its slowness (reviews17 #1: a transient
     NIC, released by its retest, silenced a 0.3x scale-out link its group alone showed)."""
-    mine, out = set(cards), set()
-    for entity, kind in known:
-        if kind == "card" and entity in mine:
-            out.add(entity)
-        elif kind == "nic" and card_of(entity) in mine and group_crosses_switches(cards, topo):
-            out.add(card_of(entity))
-        elif kind == "host":
-            out |= {c for c in mine if host_of(c) == entity}
-        elif kind == "supernode":
-            out |= {c for c in mine if c in topo.by_id and topo.by_id[c].supernode == entity}
-        elif kind == "link" and "<->" in entity and set(split_link(entity)) <= mine:
-            out |= set(split_link(entity))
-        elif kind == "switch" and _switch_carries(entity, mine, topo):
-            out |= {card_of(n) for n in topo.fabric.nics_of(entity)} & mine
-    return out
+    mine = set(cards)
+    return set().union(*(_sits_on(e, k, mine, cards, topo) for e, k in known))
+
+
+def _sits_on(entity: str, kind: str, mine: set[str], cards: list[str], topo: "Topology") -> set[str]:
+    """The cards of the group (``mine``) that one culprit is on, as its paths cross it; none: it is not
+    on the group's paths (the one reading :func:`explained`, :func:`explainer` and :func:`explainers` share)."""
+    if kind == "card":
+        return {entity} & mine
+    if kind == "nic":
+        return {card_of(entity)} & mine if group_crosses_switches(cards, topo) else set()
+    if kind == "host":
+        return {c for c in mine if host_of(c) == entity}
+    if kind == "supernode":
+        return {c for c in mine if c in topo.by_id and topo.by_id[c].supernode == entity}
+    if kind == "link" and "<->" in entity and set(split_link(entity)) <= mine:
+        return set(split_link(entity))
+    if kind == "switch" and _switch_carries(entity, mine, topo):
+        return {card_of(n) for n in topo.fabric.nics_of(entity)} & mine
+    return set()
 
 
 def group_crosses_switches(cards: list[str], topo: "Topology") -> bool:

@@ -129,11 +129,10 @@ def without_explainers(ctx: LayerContext, plan: StressPlan, slow_at: dict[str, i
     cross group away and a 0.3x link beside it passed the gate."""
     again, at = [], []
     for g in plan.groups:
-        if g.id in slow_at and explained(list(g.members), ctx.known, ctx.topo):
-            gone = explainers(list(g.members), ctx.known, ctx.topo)
-            if gone and len(g.members) - len(gone) >= 2:
-                again.append(without(g, gone))
-                at.append(slow_at[g.id])
+        gone = explainers(list(g.members), ctx.known, ctx.topo) if g.id in slow_at else set()
+        if gone and len(g.members) - len(gone) >= 2:  # (no card a culprit sits on: it explains nothing)
+            again.append(without(g, gone))
+            at.append(slow_at[g.id])
     # from the smallest size one of them was slow at (below it none was: nothing there to tell)
     return replace(plan, groups=tuple(again), sizes=tuple(s for s in plan.sizes if s >= min(at))) if again else None
 
