@@ -98,3 +98,17 @@ def test_a_run_reads_such_a_listing_as_not_judged() -> None:
                            stdout=_turned(v.text, "ibstat"))
     assert rows and not any(r["ok"] for r in rows), [(r["fact"], r["ok"], r["message"][:120]) for r in rows]
     assert any(_SAID in r["message"] for r in rows), [r["message"][:200] for r in rows]
+
+
+def test_a_view_that_raises_on_the_stand_in_refuses_the_line_never_a_traceback() -> None:
+    """A view whose re-reading with the stand-in raises something other than ParseError (ibv_devinfo's
+    'port:\\tǂ' compared as an int: TypeError) read the digits as a number: that line is refused, and
+    misread returns instead of raising (the quick review of round 17)."""
+    from sncheck.vendors import digits
+
+    def parse(text: str) -> dict:
+        port = text.split(":")[1].strip()
+        return {"port": int(port) if port.isdigit() else port, "ok": 1 <= (int(port) if port.isdigit() else port)}
+
+    text = "port:\t" + "\u0663" + "\n"   # ARABIC-INDIC DIGIT THREE: str.isdigit() reads it
+    assert digits.misread(parse, text, parse(text)) == (1, text.rstrip("\n"))

@@ -91,6 +91,9 @@ def _reads(parse: Callable[[str], Any], text: str, by: str | None) -> Any:
         return _canon(parse(text), by)
     except ParseError as e:
         return _canon(refused(e), by)
+    except Exception as e:  # noqa: BLE001  (a view meets the stand-in where it read a number: ibv_devinfo's
+        # 'port:\tǂ' compared as an int raised TypeError): the digits were read as a number, as a refusal says
+        return _canon(["raised", type(e).__name__], by)
 
 
 def misread(parse: Callable[[str], Any], text: str, read: Any) -> tuple[int, str] | None:
