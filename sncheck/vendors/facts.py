@@ -184,24 +184,28 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
     if exit_code == MISSING_EXIT or _not_found(stderr, cmd.argv[0]):
         return None, failure_rows(host, cmd, "missing_tool",
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
+    text = unwrap(stdout)
     try:
-        parsed = cmd.parse(unwrap(stdout))  # as `sncheck parse` reads it: one front, one judgement
+        parsed = cmd.parse(text)  # as `sncheck parse` reads it: one front, one judgement
     except ParseError as e:
         if exit_code not in (0, None):
             return None, failure_rows(host, cmd, "error",
                                       f"`{cmd.display}` failed with exit {exit_code}: {_tail(stderr or stdout)}")
-        at = digits.misread(cmd.parse, unwrap(stdout), digits.refused(e))  # (digits.py)
+        at = digits.misread(cmd.parse, text, digits.refused(e))  # (digits.py)
         why = f"line {at[0]}: {digits.refusal(at[1])}" if at else e.message
         return None, failure_rows(host, cmd, "parse_failed", f"cannot parse {cmd.tool} output ({why})")
+    # (digits.py: a number no tool prints), against the reading as the view gave it, before the exit status's
+    # errors join it (a re-reading never holds them: every such host's first foreign digit was blamed)
+    misread = digits.misread(cmd.parse, text, parsed)
     if exit_code is None:
         parsed.setdefault("errors", []).append("the command ended without an exit status")
     elif exit_code != 0 and not parsed.get("errors"):
         # Clean-looking output from a command that says it failed: do not trust it.
         parsed.setdefault("errors", []).append(f"exit {exit_code}: {_tail(stderr) or 'no error text'}")
     rows = cmd.check(host, parsed, expect)
-    wrong = listing_problems(cmd, unwrap(stdout), parsed, expect)
-    if at := digits.misread(cmd.parse, unwrap(stdout), parsed):  # (digits.py: a number no tool prints)
-        wrong = [*wrong, f"line {at[0]}: {digits.refusal(at[1])}"]
+    wrong = listing_problems(cmd, text, parsed, expect)
+    if misread:
+        wrong = [*wrong, f"line {misread[0]}: {digits.refusal(misread[1])}"]
     return parsed, unjudged(host, cmd, rows, wrong) if wrong else rows
 
 
