@@ -19,7 +19,8 @@ from sncheck.cli.errors import shown
 from sncheck.cli.numbers import MAX_RUNS, whole
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
-from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history, has_store
+from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
+from sncheck.store.statedir import has_store
 from sncheck.cli.main import handle_errors
 from sncheck.store.results import write_json
 from sncheck.run.inputs import load_inventory

@@ -23,6 +23,7 @@ from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
 from sncheck.model import Finding, RunRecord, run_duration
+from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import read_record
 from sncheck.store.rundir import read_frames
@@ -37,12 +38,6 @@ LAST_PASS = "last-pass"
 
 
 # ---------------------------------------------------------------------- recording
-
-def has_store(state_dir: str | os.PathLike[str]) -> bool:
-    """Whether the state directory holds a state.db of any kind: one that is no regular file (a
-    FIFO, a link) is the store's to refuse, naming what it is (``StateStore``); it was said to be
-    no state.db at all (hostile round 22, H22-09)."""
-    return os.path.lexists(Path(state_dir, "state.db"))
 
 def record(state_dir: str | Path, run: RunRecord, run_dir: str | Path) -> int:
     """Keep the summaries of a finished run (its rows read back from ``run_dir``)."""

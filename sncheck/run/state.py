@@ -23,6 +23,7 @@ from sncheck.health.history import record as record_summaries
 from sncheck.health.summaries import summarize
 from sncheck.model import RunRecord
 from sncheck.store.state import StateStore
+from sncheck.store.statedir import has_store
 
 
 @dataclass
@@ -60,7 +61,7 @@ class RunState:
             return data or {}, {"ref": LAST_PASS, "runs": (data or {}).get("runs", []),
                                 "note": None if data else "no passing run of this inventory and "
                                 "backend in the state store yet: nothing to compare with"}
-        if Path(self.state_dir, "state.db").is_file():
+        if has_store(self.state_dir):  # (a state.db that is no regular file: the store refuses it, naming it)
             with StateStore(self.state_dir) as st:
                 stored = st.load_baseline(ref)
             if stored is not None:

@@ -25,6 +25,13 @@ SQLITE_FILES = ("", "-wal", "-shm", "-journal")
 # database's side files are no mark alone: SQLite never leaves one without the database, so a
 # stray ``state.db-wal`` is another program's (copied, or its own ``state.db``'s) and would be
 # replayed into the database sncheck makes beside it (hostile round 8).
+def has_store(state_dir: str | os.PathLike[str]) -> bool:
+    """Whether the state directory holds a state.db of any kind: one that is no regular file (a
+    FIFO, a link) is the store's to refuse, naming what it is (``StateStore``); it was said to be
+    no state.db at all (hostile round 22, H22-09)."""
+    return os.path.lexists(Path(state_dir, DB_NAME))
+
+
 MARKS = (DB_NAME, ".sncheck-isolation.lock")
 _SHOWN = 3  # entries a refusal names
 
