@@ -505,13 +505,14 @@ class Window:
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
         symptom_rules = {s.rule for s in self.syms}
         siblings = {rule: v for rule, v in self.looked.items() if rule not in symptom_rules}
-        per += [{"rule": rule, "layer": NAME, "how": "retest", "outcome": outcome,
-                 "note": f"{BESIDE}{note}"}
+        per += [{"rule": rule, "layer": NAME, "how": "retest", "outcome": outcome, "note": f"{BESIDE}{note}"}
                 for rule, (outcome, note) in siblings.items()]
         new = [g for g in hits if g.rule not in symptom_rules and not (g.entity == self.f.entity and g.rule in siblings)]
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
+        if failed := failed_own(rows, self.f, self.scope, self.ctx.topo):  # a failed pair of its own: never inside
+            per = [{**p, "outcome": None, "note": failed} if p["outcome"] is False else p for p in per]  # (any bar)
         per = explained(per, ends) if ends and not hits else per  # a link's pair its end explains
         busy_now = _busy_reason(load, [])
         # A control the explanation names on its own (not a culprit holding the suspect) is
@@ -591,9 +592,8 @@ class Window:
         if short:  # its bar could not judge the retest: never a release
             return None, FEW + short
         near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g) or self._tied(g, rows)]
-        if not near:  # a failed pair of its own is never inside the bar
-            failed = failed_own(rows, self.f, self.scope, self.ctx.topo)
-            return (None, failed) if failed else (False, f"inside the bar by more than the measured noise ({noise:.1%})")
+        if not near:  # (a failed pair of its own is never inside the bar: judge() says so of every symptom)
+            return False, f"inside the bar by more than the measured noise ({noise:.1%})"
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
             return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
         return None, NOISY + f" ({noise:.0%} of the median)"
