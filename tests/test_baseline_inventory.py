@@ -101,3 +101,19 @@ def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(flee
     assert "node003/gpu2" not in cards["scale_out"] and "node003/gpu2" in cards["scale_up"]  # a NIC: its scale-out pairs
     assert not any(c.startswith("node010/") for t in cards.values() for c in t)
     assert "node003/gpu1" in cards["scale_out"]  # the others kept
+
+
+def test_a_nic_cable_named_leaves_its_nics_scale_out_pairs_out_of_a_baseline() -> None:
+    """A NIC's cable to its leaf (``<host>/nic<r><->leaf:<name>[<port>]``) is the NIC's path: its card's
+    scale-out pairs are a suspect's values, as the NIC's own (the round's quick review: it matched no
+    pair as a card-to-card link, and was listed as left out while its pairs stayed)."""
+    import pandas as pd
+    from sncheck.health.baseline import named_rows
+    from sncheck.model import EntityKind, Finding, Severity
+    frame = pd.DataFrame({"src": ["a1/gpu0", "a1/gpu0", "a1/gpu1", "b1/gpu0"],
+                          "dst": ["b1/gpu0", "a1/gpu1", "b1/gpu1", "c1/gpu0"],
+                          "tier": ["scale_out", "intra_host", "scale_out", "scale_out"]})
+    f = Finding("a1/nic0<->leaf:l1[1]", EntityKind.LINK, "connectivity", "p2p-bandwidth-below-design",
+                Severity.CRITICAL, "slow cable", {})
+    mask, named = named_rows(frame, (f,), {})
+    assert mask.tolist() == [True, False, False, False] and named == ["a1/nic0<->leaf:l1[1]"]

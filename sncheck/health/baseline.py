@@ -23,7 +23,7 @@ from sncheck.store.layout import ROWS_DIR, is_run_dir
 from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
-from sncheck.model import About, EntityKind, Finding, card_of, host_of, is_uplink, split_link
+from sncheck.model import About, EntityKind, Finding, card_of, host_of, is_cable, is_uplink, split_link
 
 SCHEMA = "sncheck.baseline/1"
 BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")
@@ -69,7 +69,7 @@ def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dic
     0.8 of design read above 0.9 of it). A card, a NIC's card (its scale-out pairs), a link's
     pair, a host's or a supernode's cards; a switch or a leaf-to-spine cable: the scale-out
     pairs of the NICs it serves (``evidence.nics``), every scale-out pair where it does not say
-    them. The mask, and the entities named."""
+    them; a NIC's cable to its leaf, as its NIC. The mask, and the entities named."""
     out = np.zeros(len(frame), bool)
     if frame.empty or not {"src", "dst"} <= set(frame.columns):
         return out, []
@@ -82,9 +82,11 @@ def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dic
         if f.about != About.HARDWARE:
             continue
         kind, e = f.entity_kind, f.entity
-        if kind in (EntityKind.CARD, EntityKind.NIC):
-            hit = (src == card_of(e)) | (dst == card_of(e))
-            hit &= out_tier if kind == EntityKind.NIC else True
+        nic_cable = kind == EntityKind.LINK and is_cable(e) and not is_uplink(e)  # a NIC's to its leaf: the NIC's
+        if kind in (EntityKind.CARD, EntityKind.NIC) or nic_cable:
+            card = card_of(split_link(e)[0] if nic_cable else e)
+            hit = (src == card) | (dst == card)
+            hit &= out_tier if kind != EntityKind.CARD else True
         elif kind == EntityKind.LINK and not is_uplink(e):
             a, b = split_link(e)
             hit = ((src == a) & (dst == b)) | ((src == b) & (dst == a))
