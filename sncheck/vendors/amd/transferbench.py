@@ -224,9 +224,8 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             # Actual \u2502', a row per GPU, 'RTotal', then the 'CPU Timed:' cell: read as the printf rows
             line = " ".join(c.strip() for c in line.strip("\u2502").split("\u2502")).strip()
             a2a["layout"] = "table"
-        if a2a is not None and (m := re.match(rf"^CPU Timed:\s*({_NUM})$", line)):  # SHOW_BORDERS=0: no bars
-            out["table_cpu_GBps"] = float(m.group(1))
-            continue
+        if a2a is not None and re.match(rf"^CPU Timed:\s*({_NUM})$", line):  # SHOW_BORDERS=0: no bars
+            continue  # the table's 'CPU Timed:' cell: the 'Aggregate bandwidth (CPU Timed)' line again
         line = _row(line)
         if tests and (m := _ITERS_RUN.match(line)):  # NUM_ITERATIONS < 0: how many the time allowed
             tests[-1]["iterations_run"] = int(m.group(1))
@@ -382,7 +381,6 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     if mode == "p2p" and p2p_mode is None:  # the env block's '...' may stand for P2P_MODE: its tables unknown
         elided = env_gaps + elided
     errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors) + elided
-    out.pop("table_cpu_GBps", None)  # the table's 'CPU Timed:' cell: the 'Aggregate bandwidth (CPU Timed)' line again
     for table in matrices:
         table.pop("extra")
     return {"tool": "transferbench", "version": version, "mode": mode, "matrices": matrices, "averages": averages,
