@@ -89,7 +89,12 @@ def in_file(error: str, first: int, origins: Sequence[int]) -> str:
     output's first line in the file (after a ``# source:`` header), ``origins`` each read line's
     line in the output (:func:`sncheck.vendors.delivery.unwrap_lines`: fences dropped, tasks
     regrouped). Any other error comes back as it was."""
-    return renumbered(error, lambda k: first + (origins[k - 1] if k - 1 < len(origins) else k - 1))
+    return renumbered(error, lambda k: line_in_file(k, first, origins))
+
+
+def line_in_file(k: int, first: int, origins: Sequence[int]) -> int:
+    """Line ``k`` of the unwrapped output as the file numbers it (:func:`in_file`'s count)."""
+    return first + (origins[k - 1] if k - 1 < len(origins) else k - 1)
 
 
 def job_log(stdout: str, stderr: str) -> str:

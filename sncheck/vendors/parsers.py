@@ -150,11 +150,6 @@ def strip_source_header(text: str) -> str:
     return "".join(lines[start:])
 
 
-def _in_file(k: int, first: int, origins: list[int]) -> int:
-    """Line ``k`` of the unwrapped output as the file numbers it (:func:`after_end.in_file`'s count)."""
-    return first + (origins[k - 1] if k - 1 < len(origins) else k - 1)
-
-
 def parse_text(tool: str, text: str, expect: int | None = None, platform: str | None = None,
                **hints: Any) -> dict[str, Any]:
     """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
@@ -174,12 +169,12 @@ def parse_text(tool: str, text: str, expect: int | None = None, platform: str | 
         data = read(body)
     except ParseError as e:
         if at := digits.misread(read, body, digits.refused(e)):
-            raise ParseError(digits.refusal(at[1]), tool=e.tool, line=_in_file(at[0], first, origins)) from e
+            raise ParseError(digits.refusal(at[1]), tool=e.tool, line=after_end.line_in_file(at[0], first, origins)) from e
         raise
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
         if at := digits.misread(read, body, data):  # a number in another script's digits (digits.py)
-            found.append(f"line {_in_file(at[0], first, origins)}: {digits.refusal(at[1])}")
+            found.append(f"line {after_end.line_in_file(at[0], first, origins)}: {digits.refusal(at[1])}")
         found += listing.left_out(tool, body, first, origins)
         found += check_listing(tool, data, expect)
         if data.get("errors"):  # a line the view names in what it read, named as the file numbers it
