@@ -29,6 +29,10 @@ every isolation decision through :func:`may_release`.
   run) leave the target not measured against that peer: a not-measured finding on it.
 * Not-measured findings are never released by a confirmation retest: coming back at
   the retest does not re-measure a host's cards.
+* A collective group that gave wrong results is a finding whatever the rules file says: where no
+  finding of a wrong-value rule (metric ``pair_wrong``) names a card of it or a link between two of
+  them, a critical finding on its host or supernode (:func:`group_entities`), not localised
+  (:func:`wrong_not_localised`). Wrong results on record with no finding was a pass (CI of stop 52).
 * A test a tool skipped (dcgmi ``Skip``) measured nothing: "not measured", unless the rules
   file allows that test's skip by name (``allow_skips``, :mod:`sncheck.health.rules`): then
   a finding at info quoting why, and the other tests' results stand as read. Only a named
@@ -48,6 +52,7 @@ import pyarrow.compute as pc
 from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Severity, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
+from sncheck.health.groups import explained, group_entities, group_members
 from sncheck.health.kernel import not_judged, rule_source
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing, reference_of
 from sncheck.store.frames import RowFrames
@@ -71,6 +76,8 @@ UNREACHABLE = "host-unreachable"
 NOT_RUN = "not-run"  # a status's finding: not-run-<status> (unreachable: host-unreachable)
 SKIPPED = Status.SKIPPED  # a host_fact status: the inventory switched the check off
 SKIP_ALLOWED = "skip-allowed"  # a skipped test the rules allow by name: recorded at info
+WRONG_NOT_LOCALISED = "wrong-results-not-localised"
+WRONG_METRIC = "pair_wrong"  # the metric of the rules that localise wrong results to a card or link
 
 
 def status_rule(status: str) -> str:
@@ -475,3 +482,37 @@ def reference_mismatch(reference: dict | None, topo: Topology) -> str | None:
         return (f"the golden reference {reference.get('name')!r} was recorded with {ranks} ranks per replica, "
                 f"this cluster's replicas have {sizes}")
     return None
+
+
+def wrong_not_localised(layer: str, rows: pd.DataFrame, topo: Topology, found: Sequence[Finding],
+                        value_rules: set[str]) -> list[Finding]:
+    """The collective groups (not the narrowing's pairs) that gave wrong results where none of
+    ``found`` from a rule of ``value_rules`` (the rules of :data:`WRONG_METRIC`) names a card of
+    theirs, a link between two, or their host: one critical finding on each entity
+    :func:`group_entities` names, saying it is not localised. A timing culprit explains no wrong
+    value (the cost model: a wrong value costs no time), so only those findings localise one."""
+    coll = kind_rows(rows, "collective", ["group", "group_kind", "wrong", "size_bytes"])
+    if coll.empty:
+        return []
+    wrong = pd.to_numeric(coll["wrong"], errors="coerce").fillna(0)
+    bad = coll[(coll["group_kind"] != "pair") & (wrong > 0)].assign(wrong=wrong)
+    named = frozenset((f.entity, str(f.entity_kind)) for f in found
+                      if f.rule in value_rules or any(g.rule in value_rules for g in f.folded))
+    out: dict[tuple[str, EntityKind], Finding] = {}
+    for group, of in bad.groupby("group", sort=True):
+        cards = group_members(str(group), topo)
+        if not cards or explained(cards, named, topo):
+            continue
+        total, sizes = int(of["wrong"].sum()), sorted({int(s) for s in of["size_bytes"]})
+        for entity, kind in group_entities(str(group), topo):
+            had = out.get((entity, kind))
+            groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
+            count = total + (had.evidence["measured"] if had else 0)
+            out[(entity, kind)] = Finding(
+                entity, kind, layer, WRONG_NOT_LOCALISED, SEVERITY,
+                f"{kind} {entity}: collective group{'s' if len(groups) > 1 else ''} {', '.join(groups[:8])}"
+                f"{' ...' if len(groups) > 8 else ''} gave {count} wrong elements (at {len(sizes)} of its sizes "
+                f"from {sizes[0]} B); no card or link of it is named for wrong results: not localised",
+                {"measured": count, "expected": 0, "unit": "wrong elements", "groups": groups,
+                 "sizes": sizes, "localised": False})
+    return list(out.values())

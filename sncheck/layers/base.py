@@ -105,7 +105,10 @@ class LayerContext:
         core = [r for r in rules if r.metric == VERDICT_METRIC[layer]] if layer in VERDICT_METRIC else rules
         if layer in VERDICT_ROWS and not kind_rows(mine, VERDICT_ROWS[layer], ["layer"]).empty:
             core = [r for r in core if VERDICT_ROWS[layer] in METRICS[r.metric].reads]
-        return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
+        found = evaluate(rules, mine, ctx)
+        found += invariants.wrong_not_localised(layer, mine, ctx.topo, found,
+                                                {r.name for r in rules if r.metric == invariants.WRONG_METRIC})
+        return list(self.own_findings) + found + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
             rules=len(core) if self.rules is not None else None, gate=self.gate,
             skips=self.rules.allowed_skips if self.rules is not None else (),

@@ -9,7 +9,7 @@ from dataclasses import replace
 from sncheck.model import host_of
 from sncheck.health.groups import explained, explainer, explainers, slow_sizes
 from sncheck.store.frames import kind_rows
-from sncheck.health.suspects import suspect_cards
+from sncheck.health.suspects import failing_groups, suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
 from sncheck.topology import round_robin
 from sncheck.layers.base import LayerContext
@@ -170,7 +170,13 @@ def run(ctx: LayerContext) -> dict:
     reruns = [g.id for p in (again, apart) if p for g in p.groups]
     sources = {r.partition(WITHOUT)[0] for r in reruns}
     told = {g: m for g, m in groups.items() if g not in sources and not explained(list(m), ctx.known, ctx.topo)}
-    suspects = suspect_cards(rows, told, ctx.topo)
+    causes = failing_groups(rows)
+    suspects = suspect_cards(rows, told, ctx.topo, causes=causes)
+    # groups that gave wrong results point at their cards whatever culprit sits on them: a wrong value costs
+    # no time (the cost model), so a slow link or NIC named earlier explains none of it. A loaded SSH gate's
+    # two slow loopback links on node2/gpu0 took every group its collective corruption showed in, no pair
+    # was narrowed, and the wrong results were on record with no finding (CI of stop 52)
+    suspects |= suspect_cards(rows, groups, ctx.topo, causes={"wrong": causes["wrong"]})
     top = max(narrow_sizes(ctx, {}))
     # a group a culprit of an earlier layer explains is no cause (the group rule names it no more: r8-36's
     # cross group, slow through n1's NIC that connectivity named, took the narrowing from 6 pairs to 496)
