@@ -117,3 +117,23 @@ def test_a_nic_cable_named_leaves_its_nics_scale_out_pairs_out_of_a_baseline() -
                 Severity.CRITICAL, "slow cable", {})
     mask, named = named_rows(frame, (f,), {})
     assert mask.tolist() == [True, False, False, False] and named == ["a1/nic0<->leaf:l1[1]"]
+
+
+def test_a_baseline_from_the_state_store_leaves_out_a_released_nics_card(tmp_path: Path) -> None:
+    """The round's leftover of review17 #5: `baseline make --from-state` took every stored card level,
+    a NIC found at 0.4 and released by its retest (a transient) included: its card's scale-out level
+    became known-good. Left out now, as `baseline make RUN_DIR` leaves its rows out."""
+    faults = tmp_path / "faults.yaml"
+    faults.write_text("faults: [{type: slow_nic, target: node003, port: 3, factor: 0.4, transient: true}]\n")
+    r = invoke("connectivity", "-i", DEMO, "--backend", "mock", "--faults", faults, "--out", tmp_path / "run",
+               "--state-dir", tmp_path / "state", "-q")
+    assert r.exit_code == 0, r.output  # the retest released it: a pass, with the NIC on record at info
+    found = json.loads((tmp_path / "run/results.json").read_text())["findings"]
+    assert any(f["entity"] == "node003/nic2" and f["severity"] == "info" for f in found), found
+    r = invoke("baseline", "make", "--from-state", tmp_path / "state", "--out", tmp_path / "b.json")
+    assert r.exit_code == 0, r.output
+    made = json.loads((tmp_path / "b.json").read_text())
+    cards = made["metrics"]["p2p_bandwidth"]["card"]
+    assert "node003/gpu2" not in cards["scale_out"] and "node003/gpu2" in cards["scale_up"]
+    assert "node003/gpu1" in cards["scale_out"] and made["left_out"] == ["node003/nic2"]
+    assert "left out the card levels" in r.output and "node003/nic2" in r.output

@@ -173,7 +173,10 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
             inventory_name = load_inventory(inventory_name).name
         data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,
                                    inventory=inventory_name, backend=backend)
-
+        if data.get("left_out"):
+            click.echo(shown(f"note: left out the card levels of what the runs' findings named, released or "
+                             f"not: {', '.join(data['left_out'][:20])}" + (" ..." if len(data["left_out"]) > 20 else "")),
+                       err=True)
         with StateStore(state_dir) as st:
             st.save_baseline(name, data)
         where = f"state store {state_dir} as {name!r}"

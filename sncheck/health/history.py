@@ -17,12 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sncheck.errors import ConfigError
-from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, refuse_other_record
+from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import Finding, RunRecord, run_duration
+from sncheck.model import EntityKind, Finding, RunRecord, is_cable, run_duration
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import read_record
@@ -340,6 +341,11 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
             raise ConfigError(f"the runs are of inventories {', '.join(map(repr, fleets))}: a baseline is made from "
                               "one inventory's runs (say which with --inventory)", str(state_dir))
         per_run = [st.run_summaries(r["run_id"]) for r in runs]
+        named = [_named(st.findings_of_run(r["run_id"])) for r in runs]
+    left_out: list[str] = []
+    for i, found in enumerate(named):
+        per_run[i], gone = _without_named(per_run[i], found)
+        left_out.extend(e for e in gone if e not in left_out)
     metrics: dict[str, dict] = {}
     units = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}
     collect: dict[tuple, list[float]] = {}
@@ -361,10 +367,57 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
     out = {"schema": BASELINE_SCHEMA, "name": name,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "runs": [r["run_id"] for r in runs], "source": "state", **({"inventory": fleets[0]} if fleets else {}),
-           "metrics": metrics}
+           **({"left_out": left_out} if left_out else {}), "metrics": metrics}
     if calibration:
         out["calibration"] = calibration
     return out
+
+
+def is_pair_link(entity: str) -> bool:
+    """A link between two cards (not a NIC's cable to its leaf, nor a leaf-to-spine cable)."""
+    return not is_cable(entity)
+
+
+def _named(found: list[dict[str, Any]]) -> tuple[Finding, ...]:
+    """A stored run's findings as :func:`named_rows` reads them (the store keeps no ``about``:
+    each is taken as about the hardware, so a check's host is left out too: a baseline loses
+    a host's levels for a night, never takes a suspect's)."""
+    out = []
+    for f in found:
+        try:
+            out.append(Finding(str(f["entity"]), f["entity_kind"], str(f.get("layer") or ""), str(f.get("rule") or ""),
+                               f.get("severity") or "info", "", f["evidence"] if isinstance(f.get("evidence"), dict) else {}))
+        except (KeyError, ValueError):  # a kind or severity no reader knows: the store set it aside
+            continue
+    return tuple(out)
+
+
+def _without_named(summ: dict, found: tuple[Finding, ...]) -> tuple[dict, list[str]]:
+    """A run's summaries less the card levels of every entity its findings named, released or
+    not, as ``baseline make`` leaves their rows out of a run directory's baseline (review17 #5,
+    the round's leftover: the state store's baseline took a released NIC's 0.4 level as its card's
+    known-good). A card level stands for its card's pairs of one tier: :func:`named_rows` reads
+    each as one pair of that card with itself, so a card, a NIC (its scale-out tier), a host, a
+    switch or cable leave it out, and a link (one pair of many under a median) does not. A
+    supernode's hosts are not in the store: a run with a supernode named gives no card level."""
+    cards = [(k, e, m) for k, e, m in summ if k == "card" and "/" in m]
+    found = tuple(f for f in found if not (f.entity_kind == EntityKind.LINK and is_pair_link(f.entity)))
+    if not found or not cards:
+        return summ, []
+    if any(f.entity_kind == EntityKind.SUPERNODE for f in found):
+        drop = np.ones(len(cards), bool)
+        named = [f.entity for f in found if f.entity_kind == EntityKind.SUPERNODE]
+    else:
+        ends = [e for _, e, _ in cards]
+        frame = pd.DataFrame({"src": ends, "dst": ends, "tier": [m.split("/", 1)[1] for _, _, m in cards]})
+        drop, named = named_rows(frame, found, {})
+    if not drop.any():
+        return summ, []
+    out = dict(summ)
+    for key, d in zip(cards, drop):
+        if d:
+            del out[key]
+    return out, named
 
 
 def summaries_of(run: RunRecord, rows: pd.DataFrame) -> list[Summary]:
