@@ -23,7 +23,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import EntityKind, Finding, RunRecord, is_cable, run_duration
+from sncheck.model import EntityKind, Finding, RunRecord, Severity, is_cable, run_duration
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import read_record
@@ -385,8 +385,9 @@ def _named(found: list[dict[str, Any]]) -> tuple[Finding, ...]:
     out = []
     for f in found:
         try:
-            out.append(Finding(str(f["entity"]), f["entity_kind"], str(f.get("layer") or ""), str(f.get("rule") or ""),
-                               f.get("severity") or "info", "", f["evidence"] if isinstance(f.get("evidence"), dict) else {}))
+            out.append(Finding(str(f["entity"]), EntityKind(f["entity_kind"]), str(f.get("layer") or ""),
+                               str(f.get("rule") or ""), Severity(f.get("severity") or "info"), "",
+                               f["evidence"] if isinstance(f.get("evidence"), dict) else {}))
         except (KeyError, ValueError):  # a kind or severity no reader knows: the store set it aside
             continue
     return tuple(out)
