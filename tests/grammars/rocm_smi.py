@@ -210,6 +210,18 @@ def rocm_smi_log_form(rng: random.Random) -> Iterator[Variant]:
     yield Variant("rocm-smi", f"-a clock levels {n} GPUs", "\n".join(lines) + "\n",
                   (("len(gpus)", n), (f"gpus[device={n - 1}].temp_C", 59 + n), (f"gpus[device={n - 1}].sclk_MHz", sclk),
                    ("gpus[device=0].mclk_MHz", mclk)), count=n)
+    # ROCm 5-6 '-a': the level inside the metric name ('%s clock level: %s' % (clk_type, freq_index), '(%sMhz)'),
+    # 'S' the deep-sleep level from rocm-6.0.0 (has_deep_sleep; harvest 27's MI300X)
+    n = rng.choice((1, 4, 8))
+    levels = [rng.choice((("S", rng.choice((131, 137, 142))), ("1", 2100))) for _ in range(n)]
+    lines = ["", "", _spacer(" ROCm System Management Interface ", 90), _spacer(" Current clock frequencies ", 90)]
+    for d, (level, mhz) in enumerate(levels):
+        lines += [f"GPU[{d}]\t\t: fclk clock level: 0: (1300Mhz)", f"GPU[{d}]\t\t: mclk clock level: 0: ({mclk}Mhz)",
+                  f"GPU[{d}]\t\t: sclk clock level: {level}: ({mhz}Mhz)", f"GPU[{d}]\t\t: socclk clock level: S: (30Mhz)"]
+    lines += [_spacer(None, 90), _spacer(" End of ROCm SMI Log ", 90)]
+    yield Variant("rocm-smi", f"-a ROCm 6 clock levels with deep sleep {n} GPUs", "\n".join(lines) + "\n",
+                  (("len(gpus)", n), ("gpus[device=0].sclk_MHz", levels[0][1]),
+                   (f"gpus[device={n - 1}].sclk_MHz", levels[-1][1]), (f"gpus[device={n - 1}].mclk_MHz", mclk)), count=n)
 
 
 def _matrix(title: str, n: int, cell: Callable[[int, int], object]) -> list[str]:

@@ -56,6 +56,10 @@ GRAMMAR = {
             "Level: L (FREQ)', 'GPU Memory Clock Level: L (FREQ)', 'Fan Level: L (S)%', 'Average Graphics Package "
             "Power: %sW', 'Max Graphics Package Power: %sW', 'Current GPU use: %s%', 'Current PowerPlay Level'; 2.x "
             "'Temperature (Sensor edge) (c)', 'Fan Level: L (S%)' (real captures ROCm/ROC-smi#22 and #62, harvest 22)",
+            f"{_SMI} showCurrentClocks (-a, -c): printLog(device, '%s clock level: %s' % (clk_type, freq_index), "
+            "'(%sMhz)'): 'sclk clock level: 1: (2100Mhz)', the level in the metric name (8f9f943, 2020 on); a named "
+            "clock '{} clock level' with '{} ({:.0f}Mhz)'; freq_index 'S' the deep-sleep level (3d40c4b: "
+            "rocm-6.0.0): 'sclk clock level: S: (137Mhz)' (harvest 27's MI300X 'rocm-smi -a'); the clock is the value",
         ),
         lines=("the banner, the ' Concise Info ' spacer, the header (and subheader), a '=' spacer, one row per "
                "GPU (ROCm 6.0: and its name line), a '=' spacer, the footer; or --json's document, or a --show* "

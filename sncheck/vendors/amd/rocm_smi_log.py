@@ -16,6 +16,10 @@ listed is kept in ``metrics`` as printed, never guessed at):
 - clocks: ``sclk clock speed:`` / ``mclk clock speed:`` as ``(500Mhz)``, ``current_gfxclk (MHz)``
   / ``current_uclk (MHz)``; ROCm 4.x's ``showCurrentClocks`` (``-a``, ``-c``) prints the current level
   with its clock in one pair, ``sclk clock level: 2 (2100Mhz)`` (rocm_smi_lib-issue77): the clock;
+  without a named clock the level sits in the metric name, ``'%s clock level: %s' % (clk_type,
+  freq_index)``, ``(%sMhz)`` the value: ``sclk clock level: 1: (2100Mhz)`` (8f9f943, 2020 on), the
+  deep-sleep level ``S`` since rocm-6.0.0 (3d40c4b: ``sclk clock level: S: (137Mhz)``, named:
+  ``sclk clock level: S (137Mhz)``; harvest 27's MI300X ``-a``);
 - use: ``GPU use (%)``, ``average_gfx_activity (%)``; VRAM ``GPU memory use (%)`` or ``GPU Memory
   Allocated (VRAM%)``; fan ``Fan speed (%)``; ``Performance Level``.
 - 1.x (ROC-smi ``rocm_smi.py``, 2016-2018: printLog with one string, ``GPU[%d]\\t\\t: `` before it, its
@@ -58,10 +62,12 @@ _METRICS: dict[str, tuple[str, ...]] = {
 _NUMBER = re.compile(r"^\(?(-?\d+(?:\.\d+)?)\s*(?:Mhz|MHz|W|C|c|%)?\)?$")
 # a current level with its clock in one pair: ROCm 4.x showCurrentClocks printLog(device, '%s clock level' % clk,
 # '%s (%sMhz)' % (level, freq)); 1.x (ROC-smi rocm_smi.py) 'GPU Clock Level: ' + level + ' (' + freq + ')' and
-# 'GPU Memory Clock Level: ...'
+# 'GPU Memory Clock Level: ...'; without a named clock (-a) the level ends the metric name, '%s clock level: %s' %
+# (clk_type, freq_index) with '(%sMhz)', so the line's first ': ' leaves 'L: (FREQ)' as the value; freq_index 'S'
+# is the deep-sleep level (has_deep_sleep, rocm-6.0.0 on)
 _LEVEL_CLOCK = {"sclk_MHz": ("sclk clock level", "GPU Clock Level"),
                 "mclk_MHz": ("mclk clock level", "GPU Memory Clock Level")}
-_LEVEL_VALUE = re.compile(r"^\d+\s+\((\d+(?:\.\d+)?)\s*Mhz\)$", re.I)
+_LEVEL_VALUE = re.compile(r"^(?:\d+|S):?\s+\((\d+(?:\.\d+)?)\s*Mhz\)$", re.I)
 # the fan's level (0-255) with its speed: 1.x 'Fan Level: ' + level + ' (' + speed + ')%', 2.x 'Fan Level: L (S%)'
 _FAN_LEVEL = re.compile(r"^\d+\s+\((\d+(?:\.\d+)?)%?\)%?$")
 
