@@ -90,8 +90,18 @@ def default_state_dir() -> Path:
     """``$XDG_STATE_HOME/sncheck``, else ``~/.local/state/sncheck``."""
     base = os.environ.get("XDG_STATE_HOME") or ""
     # The XDG spec says a relative value is invalid and must be ignored.
-    root = Path(base) if os.path.isabs(base) else Path("~/.local/state").expanduser()
-    return root / "sncheck"
+    if os.path.isabs(base):
+        return Path(base) / "sncheck"
+    # $HOME empty or relative (a service unit's `Environment=HOME=`, a cron line's `HOME=.`):
+    # ~ expanded to '/.local/state' or to a folder of whatever directory the command ran in, so
+    # each directory held its own isolation record and fleet cap, the others' unseen (hostile
+    # round 23, H23-02). Unset, ~ is the account's home from the password database, as the XDG
+    # spec reads it.
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        raise ConfigError(f"no state directory: $HOME is {home!r}, not an absolute path, and $XDG_STATE_HOME "
+                          "is not set to one; give --state-dir, or set either to an absolute path")
+    return Path("~/.local/state").expanduser() / "sncheck"
 
 
 def utc_now() -> datetime:
