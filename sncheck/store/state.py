@@ -92,11 +92,9 @@ def default_state_dir() -> Path:
     # The XDG spec says a relative value is invalid and must be ignored.
     if os.path.isabs(base):
         return Path(base) / "sncheck"
-    # $HOME empty or relative (a service unit's `Environment=HOME=`, a cron line's `HOME=.`):
-    # ~ expanded to '/.local/state' or to a folder of whatever directory the command ran in, so
-    # each directory held its own isolation record and fleet cap, the others' unseen (hostile
-    # round 23, H23-02). Unset, ~ is the account's home from the password database, as the XDG
-    # spec reads it.
+    # $HOME empty or relative (`Environment=HOME=`, `HOME=.`): ~ was '/.local/state' or a folder of the
+    # current directory, each with its own isolation record and cap (hostile round 23, H23-02).
+    # Unset, ~ is the account's home from the password database.
     home = os.environ.get("HOME")
     if home is not None and not os.path.isabs(home):
         raise ConfigError(f"no state directory: $HOME is {home!r}, not an absolute path, and $XDG_STATE_HOME "
