@@ -72,3 +72,43 @@ def test_h23_02_home_unset_is_the_accounts(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("HOME", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
     assert default_state_dir() == Path(pwd.getpwuid(os.getuid()).pw_dir) / ".local/state/sncheck"
+
+
+# -- files written among a run's or the store's own ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run_and_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """One mock run and one state store with a card isolated in it: the records a file output must
+    never land among."""
+    root = tmp_path_factory.mktemp("records")
+    inv = _file(root, SMALL)
+    assert _cli("connectivity", "-i", inv, "--backend", "mock", "--out", root / "run", "-q").exit_code == 0
+    assert _cli("isolate", "h1/gpu0", "-i", inv, "--via", "cuda_visible_devices", "--apply",
+                "--state-dir", root / "state").exit_code == 0
+    return root, root / "run", root / "state"
+
+
+@pytest.mark.parametrize("target", ["run/results.json", "run/report.html", "run/rows/b.json",
+                                    "state/state.db", "state/audit.jsonl"])
+def test_h23_03_a_file_output_among_a_records_files(run_and_store: tuple[Path, Path, Path], target: str) -> None:
+    """H23-03: `baseline make RUN --out RUN/results.json` replaced the run's own record with the baseline,
+    exit 0 (its report, a new file in its rows/, likewise), and `--out STATE/state.db` (`audit.jsonl`)
+    the fleet's isolation store. A file output (baseline make --out, golden record --out, fabric check
+    --save, inventory from-slurm --out) inside a run directory or in a state directory is refused,
+    exit 2, both records unchanged."""
+    root, run, state = run_and_store
+    before = {p: p.read_bytes() for p in (run / "results.json", state / "state.db", state / "audit.jsonl")}
+    out = root / target
+    result = _cli("baseline", "make", run, "--out", out)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    where = "inside the run directory" if target.startswith("run/") else "in the state directory"
+    assert f"{out}: is {where}" in result.output, result.output
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (run / "rows" / "b.json").exists()
+
+
+def test_h23_03_beside_the_run_is_written(run_and_store: tuple[Path, Path, Path]) -> None:
+    """H23-03's other side: the baseline beside the run is written."""
+    root, run, _ = run_and_store
+    result = _cli("baseline", "make", run, "--out", root / "baseline.json")
+    assert result.exit_code == 0 and (root / "baseline.json").is_file(), result.output

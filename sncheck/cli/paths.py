@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,6 +28,8 @@ import click
 from sncheck.cli.errors import shown
 from sncheck.config.fileio import LIMITS, check_input, check_output, kind_of
 from sncheck.errors import ConfigError
+from sncheck.store.layout import run_around
+from sncheck.store.statedir import MARKS
 
 
 class PathOption(click.Path):
@@ -93,6 +96,21 @@ class OutputFile(PathOption):
 
     def check(self, path: str) -> None:
         check_output(path)
+        refuse_among_records(path)
+
+
+def refuse_among_records(path: str) -> None:
+    """A file output (``baseline make --out``, ``golden record --out``, ``fabric check --save``,
+    ``inventory from-slurm --out``) is never written among a run's or the state store's own files:
+    ``baseline make RUN --out RUN/results.json`` replaced the run's record with the baseline, exit 0,
+    and ``--out STATE/state.db`` the fleet's isolation store (hostile round 23, H23-03)."""
+    if (outer := run_around(Path(path))) is not None:
+        raise ConfigError(f"is inside the run directory {outer}: a run's files are its own; write it beside the "
+                          "run", path)
+    parent = Path(os.path.realpath(Path(path).parent))
+    if any(os.path.lexists(parent / mark) for mark in MARKS):
+        raise ConfigError(f"is in the state directory {parent}: the store's files are its own; write it elsewhere",
+                          path)
 
 
 class Directory(PathOption):

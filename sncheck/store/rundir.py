@@ -38,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
-from sncheck.store.layout import ROWS_DIR
+from sncheck.store.layout import LOCK_NAME, ROWS_DIR, run_around
 from sncheck.store.columncache import ColumnCache
 from sncheck.store.parts import Part, PartFrames
 from sncheck.store.passes import Passes
@@ -111,7 +111,6 @@ def _compression(schema: pa.Schema) -> dict[str, str]:
     was ~9% of a p2p part's write (round 14, mock32)."""
     return {f.name: "none" if pa.types.is_floating(f.type) else "snappy" for f in schema}
 
-LOCK_NAME = ".sncheck.lock"
 RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
 RUN_FILES = (ROWS_DIR, "rows.jsonl", "results.json", "crash.log", "report.html", "junit.xml", "metrics.prom",
              "sncheck.prom", "evidence")
@@ -123,16 +122,6 @@ _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 def new_run_id(now: datetime | None = None) -> str:
     now = now or datetime.now(timezone.utc)
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
-
-
-def _run_around(path: Path) -> Path | None:
-    """The run directory ``path`` would be made inside (a directory above it holding a run's rows and
-    its lock), or None."""
-    parent = Path(os.path.realpath(Path(path).parent))
-    for above in (parent, *parent.parents):
-        if (above / ROWS_DIR).is_dir() and (above / LOCK_NAME).exists():
-            return above
-    return None
 
 
 def default_out_dir(run_id: str) -> Path:
@@ -187,7 +176,7 @@ class RunStore:
         if self.dir.is_symlink():  # mkdir, the lock, the reserve and --force's removals would all go through it
             raise ConfigError("is a symlink; sncheck never writes through a link (give the directory itself)",
                               str(self.dir))
-        if (outer := _run_around(self.dir)) is not None:
+        if (outer := run_around(self.dir)) is not None:
             # its results.json, rows/ and reports among that run's measurements (hostile round 18, H18-22)
             raise ConfigError(f"is inside the run directory {outer}: a run's directory holds one run; give each "
                               "run its own --out beside it", str(self.dir))
