@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sncheck.errors import ConfigError
 from sncheck.config.fileio import LIMITS, read_input
+from sncheck.config.units import BANDWIDTH_GBPS, LATENCY_US
 from sncheck.config.yamlio import is_unicode, decode_text
 
 MAX_JSON_BYTES = LIMITS["json"]  # a baseline of 10^5 cards is ~10 MB
@@ -139,14 +140,27 @@ class Baseline(_Open):
     @classmethod
     def _values_positive(cls, metrics: dict[str, BaselineMetric]) -> dict[str, BaselineMetric]:
         for m, spec in metrics.items():
+            if m in _PHYSICAL and spec.unit not in (None, _PHYSICAL[m][1]):  # its values are read in sncheck's unit
+                raise ValueError(f"{m}.unit is {spec.unit!r}; sncheck's baselines hold {m} in {_PHYSICAL[m][1]}")
             for t, v in spec.tier.items():
-                _positive(v, f"{m}.tier.{t}")
+                _positive(v, f"{m}.tier.{t}", m)
             for t, cards in spec.card.items():
                 for c, v in cards.items():
-                    _positive(v, f"{m}.card.{t}.{c}")
+                    _positive(v, f"{m}.card.{t}.{c}", m)
         return metrics
 
 
-def _positive(v: float, where: str) -> None:
+# A baseline's bandwidth and latency are a link's, held to what any link does as a design value is
+# (config.units): a baseline of 1e-300 GB/s made every pair thousands of times its baseline, and a card
+# slowed to 0.85 passed the baseline rule, exit 0 (hostile round 23, H23-04).
+_PHYSICAL = {"p2p_bandwidth": (BANDWIDTH_GBPS, "GB/s"), "p2p_latency": (LATENCY_US, "us")}
+
+
+def _positive(v: float, where: str, metric: str) -> None:
     if not (math.isfinite(v) and v > 0):  # a ratio to the baseline divides by it
         raise ValueError(f"{where} must be a finite positive number, got {v!r}")
+    if metric in _PHYSICAL:
+        (lo, hi), unit = _PHYSICAL[metric]
+        if not lo <= v <= hi:
+            raise ValueError(f"{where} is {v:g} {unit}, outside what any link does ({lo:g} to {hi:g} {unit}): "
+                             "no known-good run measured it")
