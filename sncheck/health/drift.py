@@ -18,6 +18,7 @@ without ``--state-dir`` has none and the op finds nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -27,7 +28,8 @@ from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.culprits import flagged_findings, flagged_tiers
 from sncheck.health.summaries import card_levels
-from sncheck.model import EntityKind, Finding
+from sncheck.model import About, Basis, EntityKind, Finding, Severity
+from sncheck.topology import host_of, natural_key
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -44,11 +46,9 @@ def compares(rule: "Rule", ctx: DetectContext) -> bool:
     baseline of its metric, per card for card_baseline; the state store's history; this
     machine's first calibration). Without it the rule reads no rows and finds nothing, so
     an evaluation keeps no metric frame for it (sncheck.health.rules.evaluate)."""
-    base = ((ctx.baseline or {}).get("metrics") or {}).get(rule.metric) or {}
-    if rule.op == "baseline_regression":
-        return bool(base)
-    if rule.op == "card_baseline":
-        return bool(base.get("card"))
+    if rule.op in ("baseline_regression", "card_baseline"):
+        # a baseline named: the rule runs, and says what it holds nothing for (baseline_unjudged)
+        return ctx.baseline is not None
     if rule.op == "drift":
         return bool(ctx.history)
     if rule.op == "calibration_regression":
@@ -160,13 +160,34 @@ def card_baseline(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[
     levels = levels[levels["n"] >= p["min_pairs"]]
     ref = pd.Series([(per_card.get(t) or {}).get(c, math.nan) for c, t in zip(levels["card"], levels["tier"])],
                     index=levels.index, dtype=float)
+    unjudged = baseline_unjudged(levels["card"][ref.isna()], rule, ctx) if ref.isna().any() else []
+    if ref.isna().all():
+        return unjudged
     ratio = levels["median"] / ref
     bad = (ratio < p["below"]) if "below" in p else (ratio > p["above"])
     flagged = flagged_tiers(levels[bad.fillna(False).to_numpy(bool)])
     if not flagged:
-        return []
+        return unjudged
     ok = cells[~cells["failed"]] if "failed" in cells else cells
     out = flagged_findings(ok, flagged, rule, ctx, expected=jsonable(ref.median()))
     for f in out:
         f.evidence["baseline_runs"] = (ctx.baseline or {}).get("runs")
-    return out
+    return unjudged + out
+
+
+BASELINE_NOT_JUDGED = "baseline-not-judged"
+
+
+def baseline_unjudged(cards: Iterable[str], rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    """A baseline named for the run that holds no value for any pair or card the rule measured (its
+    metric missing or misspelt, its ``metrics`` empty, only other cards' values): the rule judged
+    nothing and the run passed, exit 0 (hostile round 23, H23-05). Not judged is never a pass: one
+    critical finding a supernode, as a baseline that cannot be found (run.runner.baseline_not_judged)."""
+    sns = sorted({ctx.topo.supernode_of_host(host_of(c)) for c in map(str, cards)}, key=natural_key)
+    name = (ctx.baseline or {}).get("_path") or (ctx.baseline or {}).get("name") or "the baseline"
+    return [Finding(sn, EntityKind.SUPERNODE, rule.layer, BASELINE_NOT_JUDGED, Severity.CRITICAL,
+                    f"{sn} not compared with {name} by {rule.name}: it holds no {rule.metric} value for any "
+                    "pair or card measured here (made from other runs' metrics or cards?)",
+                    {"measured": "nothing to compare with", "expected": f"{rule.metric} in {name}", "unit": None},
+                    basis=Basis.NOT_JUDGED, about=About.CHECK)
+            for sn in sns]

@@ -54,6 +54,7 @@ from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.groups import explained, group_entities, group_members
 from sncheck.health.kernel import not_judged, rule_source
+from sncheck.health.drift import BASELINE_NOT_JUDGED  # noqa: F401 -- the run's finding of a baseline not found
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing, reference_of
 from sncheck.store.frames import RowFrames
 
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
 SEVERITY = Severity.CRITICAL  # "not run" is never a pass, whatever the gate
 NOT_MEASURED = "not-measured"
 NOT_JUDGED = "golden-not-judged"
-BASELINE_NOT_JUDGED = "baseline-not-judged"
 LAYER_NOT_JUDGED = "layer-not-judged"
 KERNEL_NOT_JUDGED = "kernel-not-judged"
 FACT_NOT_JUDGED = "fact-not-judged"

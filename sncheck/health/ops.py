@@ -18,7 +18,7 @@ import pandas as pd
 from sncheck.health import fabric, groups, injob, kernel
 from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules, \
     listed_nics
-from sncheck.health.drift import calibration_regression, card_baseline, compares, drift
+from sncheck.health.drift import baseline_unjudged, calibration_regression, card_baseline, compares, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows, reference_of, \
     replica_ranks_of
@@ -278,13 +278,18 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     cells = ctx.metric(rule.metric, rows)
     if cells.empty:
         return []
+    base = base or {}
     if rule.params["key"] == "card" and base.get("card"):
         ref = _per_card_reference(cells, base["card"])  # tier -> card -> value
     else:
         ref = cells["tier"].astype(str).map(base.get("tier", {})).astype(float)
     known = ref.notna().to_numpy(bool)
-    return explain_reference(cells[known], ref.to_numpy(float)[known], rule, ctx, expected=jsonable(ref.median()),
-                             listed=listed_nics(rows))
+    ok = ~cells["failed"].to_numpy(bool) if "failed" in cells else np.ones(len(cells), bool)
+    unjudged = baseline_unjudged(cells["src"][ok & ~known], rule, ctx) if (ok & ~known).any() else []
+    if not known.any():
+        return unjudged
+    return unjudged + explain_reference(cells[known], ref.to_numpy(float)[known], rule, ctx,
+                                        expected=jsonable(ref.median()), listed=listed_nics(rows))
 
 
 def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
