@@ -39,6 +39,7 @@ import pyarrow as pa
 
 from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
 from sncheck.store.layout import LOCK_NAME, ROWS_DIR, run_around
+from sncheck.store.statedir import MARKS
 from sncheck.store.columncache import ColumnCache
 from sncheck.store.parts import Part, PartFrames
 from sncheck.store.passes import Passes
@@ -180,6 +181,11 @@ class RunStore:
             # its results.json, rows/ and reports among that run's measurements (hostile round 18, H18-22)
             raise ConfigError(f"is inside the run directory {outer}: a run's directory holds one run; give each "
                               "run its own --out beside it", str(self.dir))
+        if any(os.path.lexists(self.dir / mark) for mark in MARKS):
+            # results.json, rows/ and reports among the fleet's isolation store, --force's removals in it
+            # (hostile round 23, H23-12; a state directory holding a run was already refused)
+            raise ConfigError("is a state directory (it holds state.db or the isolation lock): a run's files and "
+                              "the store's are kept apart; give the run its own --out", str(self.dir))
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             # O_NOFOLLOW: a link planted at .sncheck.lock must not create a file elsewhere.
