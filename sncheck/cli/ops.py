@@ -49,7 +49,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 # -- Click plumbing -----------------------------------------------------------------
 
 def _state_dir(path: str | None) -> Path:
-    return Path(path).expanduser() if path else default_state_dir()
+    if path:
+        return Path(path).expanduser()
+    sdir = default_state_dir()
+    if shown(str(sdir)) != str(sdir):  # as --state-dir's own check: a newline there forged 'audit:' lines
+        raise ConfigError("has a control or bidi character in its name ($XDG_STATE_HOME or $HOME); give "
+                          "--state-dir, or set them to a path without one", shown(str(sdir)))  # hostile r23, H23-13
+    return sdir
 
 
 def _inventory(path: str | None) -> Inventory:
@@ -133,7 +139,7 @@ def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
         assert batch.cap is not None
         click.echo(f"sncheck: warning: over the fleet cap, forced ({batch.forced!r}, in the audit): "
                    f"{batch.cap.message.split('. Nothing')[0]}", err=True)
-    click.echo(f"audit: {audit_path}", err=True)
+    click.echo(shown(f"audit: {audit_path}"), err=True)
 
 
 def _finish(batch: BatchResult, audit_path: Path) -> None:
