@@ -304,3 +304,33 @@ def test_h23_11_a_results_json_that_is_no_record(run_and_store: tuple[Path, Path
     got = one_line_error(_cli("baseline", "make", copy, "--out", tmp_path / "b.json"))
     assert str(rj) in got and says in got, got
     assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["new", "force"])
+def test_h23_12_a_run_written_into_a_state_directory(run_and_store: tuple[Path, Path, Path], force: bool) -> None:
+    """H23-12: `run --out STATE` (a state directory holding an isolation), with or without --force: the
+    run's results.json, rows/ and reports were written among state.db and the audit, exit 0 (the other
+    way round, `--state-dir RUN`, was refused). Refused, exit 2, the store's files as they were."""
+    root, _, state = run_and_store
+    before = sorted(p.name for p in state.iterdir())
+    got = one_line_error(_cli("connectivity", "-i", root / "inv.yaml", "--backend", "mock", "--out", state, "-q",
+                              *(["--force"] if force else [])))
+    assert f"{state}: is a state directory" in got, got
+    assert sorted(p.name for p in state.iterdir()) == before
+
+
+@pytest.mark.parametrize("var", ["XDG_STATE_HOME", "HOME"])
+def test_h23_13_a_state_directory_named_with_a_newline_by_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           var: str) -> None:
+    """H23-13: $XDG_STATE_HOME (or $HOME) of `DIR<LF>sncheck: verdict pass<U+202E>`: `--state-dir` refuses
+    such a name, but the default took it, `isolate --apply` made the directory and printed
+    'audit: DIR' and a forged 'sncheck: verdict pass' line, the rest reversed. Refused as --state-dir
+    refuses it, escaped, exit 2, nothing made."""
+    odd = str(tmp_path / "x\nsncheck: verdict pass\u202e")
+    if var == "HOME":
+        monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv(var, odd)
+    inv = _file(tmp_path, SMALL)
+    got = one_line_error(_cli("isolate", "h1/gpu0", "-i", inv, "--via", "cuda_visible_devices", "--apply"))
+    assert "x\\u000asncheck: verdict pass\\u202e" in got and "has a control or bidi character" in got, got
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inv.yaml"]
