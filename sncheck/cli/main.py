@@ -29,6 +29,7 @@ from sncheck.vendors.parsers import (failures as parse_failures, get_parser, jud
                                       known_collectives, parse_text)
 from sncheck.vendors.registry import platform
 from sncheck.vendors.delivery import decode
+from sncheck.vendors.withheld import withheld
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
 from sncheck.cli.repeats import refuse_repeats, refuse_undecodable
@@ -446,7 +447,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         else:
             data = parse_text(tool, text, expect, platform_name)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
-        raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
+        raise ConfigError(f"cannot parse as {tool} output: {_one_line(withheld(str(e), text), 120)}", file) from e
     except ParseError as e:  # 'no table found' names the file it looked in (an empty one among many)
         raise ParseError(e.message, tool=f"{file}: {e.tool or tool}", line=e.line) from e
     failures = parse_failures(data)

@@ -21,6 +21,7 @@ from typing import Any
 from sncheck.errors import ConfigError, ParseError
 from sncheck.rows import BUSBW_FACTOR
 from sncheck.vendors import after_end, digits, kernel_log, listing, nccl_inspector, nccl_ras, registry
+from sncheck.vendors.withheld import withheld
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap_lines
 from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat, mlxlink, perftest, ports
@@ -170,7 +171,9 @@ def parse_text(tool: str, text: str, expect: int | None = None, platform: str | 
     except ParseError as e:
         if at := digits.misread(read, body, digits.refused(e)):
             raise ParseError(digits.refusal(at[1]), tool=e.tool, line=after_end.line_in_file(at[0], first, origins)) from e
-        raise
+        # nothing recognised: the file may be any file (/etc/shadow), its lines named, never shown (withheld.py)
+        said = withheld(e.message, body, lambda k: after_end.line_in_file(k, first, origins))
+        raise e if said == e.message else ParseError(said, tool=e.tool, line=e.line) from e
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
         if at := digits.misread(read, body, data):  # a number in another script's digits (digits.py)

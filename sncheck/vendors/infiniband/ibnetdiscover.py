@@ -93,9 +93,20 @@ def _after_command(text: str) -> str:
     return rest if _COMMAND.match(head) else text
 
 
+_NOT_HELD = "a line the grammar does not hold: "
+
+
 def _other(line: str) -> str:
     """A line no record holds: the tool's own error line as it is, anything else named so."""
-    return line if _TOOL_ERROR.search(line) else f"a line the grammar does not hold: {line[:120]!r}"
+    return line if _TOOL_ERROR.search(line) else f"{_NOT_HELD}{line[:120]!r}"
+
+
+def _nothing_read(tool: str, records: list[Any], errors: list[str], what: str) -> None:
+    """No record and no line of the tool's own (its error lines, a record cut short): the text is
+    not ``tool``'s output, and may be any file (withheld.py): ParseError, its lines not quoted."""
+    if not records and all(e.startswith(_NOT_HELD) for e in errors):
+        raise ParseError(f"no {what} found" + (f" ({len(errors)} lines, none of its grammar)" if errors else ""),
+                         tool=tool)
 
 
 def _guid(hex_text: str) -> str:
@@ -141,8 +152,7 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
                 node["links"].append(link)
         else:
             errors.append(_other(line))
-    if not nodes and not errors:
-        raise ParseError("no 'Switch' or 'Ca' records found", tool="ibnetdiscover")
+    _nothing_read("ibnetdiscover", nodes, errors, "'Switch' or 'Ca' records")
     if nodes and not started:
         errors.append("no '# Topology file' header: not the start of an ibnetdiscover output")
     if initiator and nodes and all(n["guid"] != initiator for n in nodes):
@@ -278,8 +288,7 @@ def parse_iblinkinfo(text: str) -> dict[str, Any]:
             errors.append(_other(line))
     if bare is not None:
         errors.append(f"{bare}: a node header with no port under it: cut short")
-    if not ports and not errors:
-        raise ParseError("no 'Switch:' or 'CA:' nodes with ports found", tool="iblinkinfo")
+    _nothing_read("iblinkinfo", ports, errors, "'Switch:' or 'CA:' nodes with ports")
     return {"tool": "iblinkinfo", "ports": ports, "errors": errors + _li_not_listed_back(ports)}
 
 

@@ -126,12 +126,15 @@ def parse_query_gpu_csv(
     # (a reporter's '...' is skipped: listing.elided says so, once, with its line)
     lines = [ln.strip() for ln in text.splitlines()
              if ln.strip() and not listing.is_elision(ln) and not pasted_command(ln)]
+    recognised = False  # a header, a row or the tool's own error line: the text is nvidia-smi's
     for number, line in enumerate(lines, start=1):
         cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
         if TOOL_ERROR.search(line):
             errors.append(line)
+            recognised = True
         elif number == 1 and _is_csv_header(cells, names):
             names = [re.sub(r"\s*\[.*\]$", "", c) for c in cells]
+            recognised = True
         elif len(cells) != len(names):
             errors.append(
                 f"line {number}: {len(cells)} values for {len(names)} fields: {line[:200]!r}"
@@ -143,9 +146,11 @@ def parse_query_gpu_csv(
                 if why:
                     errors.append(f"line {number}: {n} {c[:40]!r} {why}")
             gpus.append(row)
-    if not gpus and not errors:
+    if not gpus and not recognised:  # any file (withheld.py): ParseError, its lines not quoted
         raise ParseError(
-            "no GPU rows in the --query-gpu CSV", tool="nvidia-smi-query-gpu"
+            "no GPU rows in the --query-gpu CSV"
+            + (f" (no line holds its {len(names)} fields: {', '.join(names)})" if errors else ""),
+            tool="nvidia-smi-query-gpu",
         )
     return {
         "tool": "nvidia-smi-query-gpu",
