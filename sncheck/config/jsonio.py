@@ -42,6 +42,32 @@ def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class NotFinite(ValueError):
+    """A JSON number that is no finite number: ``1e999`` (json reads it as infinity), ``NaN``,
+    ``Infinity``. No tool measures one (printf of a double past its range writes ``inf``, which
+    is no JSON): an edited or corrupted document, refused naming the field it stands in."""
+
+    def __init__(self, where: str, value: float) -> None:
+        self.where = where
+        word = "NaN" if math.isnan(value) else "infinite (1e999 or Infinity)"
+        super().__init__(f"{where or 'the document'}: {word}, no finite number: no measurement")
+
+
+def all_finite(doc: Any, where: str = "") -> Any:
+    """``doc`` when every number in it is finite, else :class:`NotFinite` naming the first field
+    that is not (``coll_perf.coll_busbw_gbs``, ``gpus[0].power``): every JSON reader here passes
+    what it loaded through this."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        raise NotFinite(where, doc)
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            all_finite(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            all_finite(value, f"{where}[{i}]")
+    return doc
+
+
 def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a finite number")
 
@@ -55,13 +81,13 @@ def read_json(path: str | Path, what: str, limit: int | None = None, kind: str =
     p = Path(path)
     text = decode_text(read_input(p, kind, what, limit), str(p), what)
     try:
-        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=once)
+        data = all_finite(json.loads(text, parse_constant=_no_constant, object_pairs_hook=once))
         if "\\u" in text.lower() and not is_unicode(json.dumps(data, ensure_ascii=False)):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff escape): not valid Unicode")
         return data
     except json.JSONDecodeError as e:
         raise ConfigError(f"{what} is not valid JSON: {e.msg} (column {e.colno})", f"{p}:{e.lineno}") from e
-    except ValueError as e:  # NaN, Infinity, an integer past sys.get_int_max_str_digits()
+    except ValueError as e:  # NaN, Infinity, 1e999, an integer past sys.get_int_max_str_digits()
         why = (f"holds an integer of more than {sys.get_int_max_str_digits()} digits"
                if "integer string conversion" in str(e) else str(e))
         raise ConfigError(f"{what}: {why}", str(p)) from e

@@ -30,6 +30,17 @@ Shared by every grammar, so written once: a tool prints its numbers in ASCII dig
 std::format, Python's str). A number in another script's decimal digits is no output of any
 tool: the front (``parsers.parse_text``, a run's ``facts.outcome``) refuses the line where a
 view reads one, and keeps such digits where they are text (:mod:`sncheck.vendors.digits`).
+
+Likewise a tool's ``--json`` writes finite numbers (amd-smi's ``json.dumps`` of what it read,
+'N/A' where nothing; mlxlink's strings and counts; nccl-tests ``util.cu`` jsonDouble; NCCL
+Inspector ``inspector_json.cc``'s "%lf" of a measured time and size): ``1e999`` (which Python's
+json reads as infinity), ``NaN`` and ``Infinity`` are no measurement. Every JSON view's reader
+(:mod:`sncheck.vendors.jsonprefix`, and ``config.jsonio`` for input files) refuses one naming
+its field (``coll_perf.coll_busbw_gbs: infinite ...``), exit 1 (parse30).
+
+And a view quotes its input only once it recognised it as its tool's output: a file it read
+nothing from (ParseError) is named by its lines, never shown (:mod:`sncheck.vendors.withheld`:
+``sncheck parse npu-smi /etc/shadow`` printed root's hash).
 """
 
 from __future__ import annotations

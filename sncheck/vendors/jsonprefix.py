@@ -18,6 +18,9 @@ from typing import Any
 # a key given twice: one home (config's JSON reader refuses it in every input file too), named here for the views
 from sncheck.config.jsonio import KeyGivenTwice as KeyGivenTwice
 from sncheck.config.jsonio import once as once
+# a number no tool measures (1e999, NaN, Infinity): one home too, refused naming its field in every JSON view
+from sncheck.config.jsonio import NotFinite as NotFinite
+from sncheck.config.jsonio import all_finite as all_finite
 
 MAX_DEPTH = 256  # deeper nesting is no tool's output (and would exhaust the stack)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -37,13 +40,15 @@ def refused(where: str, why: KeyGivenTwice | str) -> str:
 
 def loads(text: str) -> Any:
     """``json.loads`` of a whole document whose every object gives each key once
-    (:class:`KeyGivenTwice` names one given twice): what every JSON view reads a document with."""
-    return json.loads(text, object_pairs_hook=once)
+    (:class:`KeyGivenTwice` names one given twice) and whose every number is finite
+    (:class:`NotFinite` names the field of a 1e999 or NaN): what every JSON view reads a document with."""
+    return all_finite(json.loads(text, object_pairs_hook=once))
 
 
 def load(text: str) -> tuple[Any, bool]:
     """(the value, whole?) of the JSON document ``text`` starts with; ValueError when it is not
-    JSON at all (not even a cut document), or nests deeper than :data:`MAX_DEPTH`."""
+    JSON at all (not even a cut document), or nests deeper than :data:`MAX_DEPTH`; :class:`NotFinite`
+    when a number it kept is not finite."""
     try:
         return loads(text), True
     except RecursionError:
@@ -58,7 +63,7 @@ def load(text: str) -> tuple[Any, bool]:
         value = reader.partial
     if value is _NOTHING:
         raise ValueError("a JSON document cut before its first value")
-    return value, False
+    return all_finite(value), False
 
 
 _NOTHING = object()

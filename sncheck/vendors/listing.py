@@ -77,8 +77,8 @@ def _whole_document(body: str, last: str) -> bool:
             return False
         try:
             doc = jsonprefix.loads(body[start:])
-        except jsonprefix.KeyGivenTwice:
-            return True  # it closes, not cut: its view's reader refuses it, naming the key
+        except (jsonprefix.KeyGivenTwice, jsonprefix.NotFinite):
+            return True  # it closes, not cut: its view's reader refuses it, naming the key or the field
         except (ValueError, RecursionError):
             return False
         return isinstance(doc, dict) or isinstance(doc, list) and all(isinstance(d, (dict, list)) for d in doc)

@@ -76,7 +76,10 @@ def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[lis
             return out, Tail(f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
         except jsonprefix.KeyGivenTwice as e:
             return out, Tail(jsonprefix.refused(f"line {text.count(chr(10), 0, i) + 1}", e), refused=True)
-        out.append(obj)
+        try:
+            out.append(jsonprefix.all_finite(obj))
+        except jsonprefix.NotFinite as e:  # 1e999 or NaN: no measurement (whichever decoder read it)
+            return out, Tail(f"the record ending on line {text.count(chr(10), 0, i) + 1}: {e}", refused=True)
     return out, Tail()
 
 

@@ -306,6 +306,8 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
     errors: list[str] = []
     try:
         doc, whole = jsonprefix.load(text[start:])
+    except jsonprefix.NotFinite as e:  # amd-smi's document with a 1e999 or NaN in it: no measurement, named
+        return {"tool": "amd-smi-json", "gpus": [], "errors": [str(e)]}
     except ValueError as e:
         raise ParseError(str(e), tool="amd-smi-json") from None
     if not whole:  # the values printed before the cut are kept, and the output is not whole

@@ -184,9 +184,9 @@ def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> li
 def _from_json(text: str) -> dict[str, Any]:
     try:
         doc, whole = jsonprefix.load(text)
-    except ValueError as e:
-        return {"tool": TOOL, "format": "json", "sections": {}, "faults": [],
-                "errors": [f"mlxlink --json output is not JSON ({e})"]}
+    except ValueError as e:  # (a number no tool measures, 1e999 or NaN, is refused naming its field)
+        why = str(e) if isinstance(e, jsonprefix.NotFinite) else f"mlxlink --json output is not JSON ({e})"
+        return {"tool": TOOL, "format": "json", "sections": {}, "faults": [], "errors": [why]}
     if not isinstance(doc, dict) or not isinstance(doc.get("result"), dict) and "status" not in doc:
         raise ParseError("JSON, but not mlxlink's (no result / status)", tool=TOOL)
     output = (doc.get("result") or {}).get("output") or {}

@@ -54,7 +54,7 @@ def load(text: str) -> Any | None:
         return jsonprefix.loads(body)
     except (json.JSONDecodeError, RecursionError):
         pass
-    except jsonprefix.KeyGivenTwice as e:  # the document, or the first of JSON lines
+    except (jsonprefix.KeyGivenTwice, jsonprefix.NotFinite) as e:  # the document, or the first of JSON lines
         twice = str(e)
     if "\n" not in body.strip() or body.lstrip("{").lstrip().startswith('"') and body.count("\n{") == 0:
         if twice:
@@ -63,7 +63,7 @@ def load(text: str) -> Any | None:
             value, _ = jsonprefix.load(body)
             if isinstance(value, dict) and value:
                 return {"_partial": value}
-        except jsonprefix.KeyGivenTwice as e:  # (in what it printed before the cut)
+        except (jsonprefix.KeyGivenTwice, jsonprefix.NotFinite) as e:  # (in what it printed before the cut)
             return {"_refused": str(e)}
         except ValueError:
             pass
@@ -74,7 +74,7 @@ def load(text: str) -> Any | None:
             rows.append(jsonprefix.loads(ln))
         except (json.JSONDecodeError, RecursionError):
             rows.append({"_cut": ln})
-        except jsonprefix.KeyGivenTwice as e:
+        except (jsonprefix.KeyGivenTwice, jsonprefix.NotFinite) as e:
             rows.append({"_refused": str(e)})
     if rows and all(isinstance(r, dict) for r in rows) and any("_cut" not in r for r in rows):
         return rows
