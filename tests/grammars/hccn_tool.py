@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from grammars import Variant, generator
 from grammars.npu_smi import _DCMI
 
+from sncheck.vendors.ascend.hccn_tool_grammar import NET_HEALTH, NET_HEALTH_WORDED
+
 
 def _echo(rng: random.Random, flag: str) -> list[str]:
     """The command line a paste often carries above the output."""
@@ -29,8 +31,21 @@ def _one_line(view: str, flag: str, key: str, values: tuple[str, ...], ok: str, 
     generator(view)(gen)
 
 
-_one_line("hccn-net-health", "-net_health", "net health status",
-          ("Success", "Init", "Socket failed", "Receive timeout", "Unreachable", "Detect ip set"), "Success", "net_health")
+# every status of g_net_health_status (hccn_tool_grammar.NET_HEALTH: tool_ops.c), and fixture 13's 'Socket failed'
+_one_line("hccn-net-health", "-net_health", "net health status", (*NET_HEALTH, *NET_HEALTH_WORDED), "Success", "net_health")
+
+
+@generator("hccn-net-health")
+def hccn_net_health_cut_value(rng: random.Random) -> Iterator[Variant]:
+    """A status cut inside its value with its line's end kept (a paste's): no status of the table, refused as that,
+    never a fault named by a word the tool does not print ('net health Socket')."""
+    for status in rng.sample([s for s in NET_HEALTH if len(s) > 4], 2):
+        cut = status[:rng.randrange(2, len(status) - 1)].rstrip()
+        text = "\n".join(_echo(rng, "-net_health") + [f"net health status: {cut}"]) + "\n"
+        yield Variant("hccn-net-health", f"{status} cut to {cut!r}", text, (), fails=True,
+                      finding="no status hccn_tool prints")
+
+
 _one_line("hccn-link", "-link", "link status", ("UP", "DOWN"), "UP", "link")
 _one_line("hccn-fec", "-fec", "fec mode", ("rs FEC mode", "no FEC mode"), "rs", "fec")
 

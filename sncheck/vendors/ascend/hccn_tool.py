@@ -32,7 +32,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
 from sncheck.vendors.ascend import npu_smi
-from sncheck.vendors.ascend.hccn_tool_grammar import FAILURE_LINES
+from sncheck.vendors.ascend.hccn_tool_grammar import FAILURE_LINES, NET_HEALTH, NET_HEALTH_WORDED
 
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
 _PREFIX = re.compile(r"^\[dev(?:id|ice)? \d+\]\s?")
@@ -70,6 +70,10 @@ def _single(text: str, key: str, tool: str) -> str:
 @dcmi_failed({"net_health": None, "faults": []}, "hccn_tool")
 def parse_net_health(text: str) -> dict[str, Any]:
     status = _single(text, "net health status", "hccn-net-health")
+    if status not in NET_HEALTH and status not in NET_HEALTH_WORDED:  # g_net_health_status is a closed table
+        return {"tool": "hccn-net-health", "net_health": None, "faults": [],
+                "errors": [f"net health status {status[:40]!r}: no status hccn_tool prints ({', '.join(NET_HEALTH)}): "
+                           "the line cut inside its value, or edited"]}
     # what the run's roce_net_health fact fails on (checks.check_net_health), said by parse too
     return {"tool": "hccn-net-health", "net_health": status,
             "faults": [] if status == "Success" else [f"net health {status}"], "errors": []}
