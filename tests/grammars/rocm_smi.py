@@ -292,20 +292,45 @@ def rocm_smi_showpids(rng: random.Random) -> Iterator[Variant]:
             for k in range(procs):
                 pid, vram = rng.randrange(1000, 4_000_000), rng.randrange(0, 2**38)
                 name = rng.choice(("python3", "pt_main_thread", "rccl_test", "Web Content"))
-                known = rng.random() < 0.9  # a process the library could not read: UNKNOWN cells
-                rows.append([str(pid), name, str(rng.randrange(1, 9)) if known else "UNKNOWN",
-                             str(vram) if known else "UNKNOWN", "0" if known else "UNKNOWN",
-                             str(rng.randrange(0, 305)) if known else "UNKNOWN"])
+                # cu_occupancy 0xFFFFFFFF (invalid): its cell alone UNKNOWN, nothing printed, whole (capture 04)
+                cu = str(rng.randrange(0, 305)) if rng.random() < 0.8 else "UNKNOWN"
+                rows.append([str(pid), name, str(rng.randrange(1, 9)), str(vram), "0", cu])
                 if k == procs - 1:
-                    values += [(f"processes[pid={pid}].name", name)]
-                    if known:
-                        values.append((f"processes[pid={pid}].vram_bytes", vram))
+                    values += [(f"processes[pid={pid}].name", name), (f"processes[pid={pid}].vram_bytes", vram),
+                               (f"processes[pid={pid}].cu_occupancy", None if cu == "UNKNOWN" else int(cu))]
             # print2DArray: each cell left-justified to its column's widest, then a tab
             widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
             lines.append("KFD process information:")
             lines += ["".join(c.ljust(w) + "\t" for c, w in zip(r, widths)) for r in rows]
         lines += [_spacer(None, 90), _spacer(_FOOTER, 90)]
         yield Variant("rocm-smi-showpids", f"{procs} processes", "\n".join(lines) + "\n", tuple(values), count=procs)
+
+
+@generator("rocm-smi-showpids")
+def rocm_smi_showpids_unread(rng: random.Random) -> Iterator[Variant]:
+    """A process the library could not read (rocm_smi.py @a129571 showPids): rsmi_ret_ok prints '<metric>, <status>'
+    (rsmi_status_verbose_err_out's text) as the loop runs, above the table; the cells that call fills stay UNKNOWN:
+    get_gpu_compute_process -> GPU(s), get_compute_process_info_by_pid -> VRAM, SDMA and CU. Not measured: exit 1."""
+    for metric in ("get_compute_process_info_by_pid", "get_gpu_compute_process"):
+        status = rng.choice(("Not supported on the given system", "Permission denied", "Item searched for but not found"))
+        procs = rng.choice((1, 3))
+        header = ["PID", "PROCESS NAME", "GPU(s)", "VRAM USED", "SDMA USED", "CU OCCUPANCY"]
+        rows, pids = [header], []
+        for _ in range(procs):
+            pid = rng.randrange(1000, 4_000_000)
+            pids.append(pid)
+            by_pid = metric == "get_compute_process_info_by_pid"
+            rows.append([str(pid), "python3", "1" if by_pid else "UNKNOWN", "UNKNOWN" if by_pid else "4096",
+                         "UNKNOWN" if by_pid else "0", "UNKNOWN" if by_pid else "12"])
+        widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
+        lines = (["", "", _spacer(_HEADER, 90), _spacer(" KFD Processes ", 90)] + [f"{metric}, {status}"] * procs
+                 + ["KFD process information:"] + ["".join(c.ljust(w) + "\t" for c, w in zip(r, widths)) for r in rows]
+                 + [_spacer(None, 90), _spacer(_FOOTER, 90)])
+        at = f"processes[pid={pids[-1]}]"
+        values = [("len(processes)", procs), (f"{at}.name", "python3")] + (
+            [(f"{at}.vram_bytes", None), (f"{at}.gpus", "1")] if metric.endswith("by_pid") else [(f"{at}.vram_bytes", 4096)])
+        yield Variant("rocm-smi-showpids", f"{procs} processes unread: {metric}, {status}", "\n".join(lines) + "\n",
+                      tuple(values), fails=True, finding=f"{procs} time(s) ({metric}, {status})", count=procs)
 
 
 @generator("rocm-smi-showpids")

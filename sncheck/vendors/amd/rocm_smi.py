@@ -322,6 +322,10 @@ def _count(cell: str) -> int | None:
 # rsmi_ret_ok (rocm_smi.py) prints a failed call's metric and its status's rsmi_status_verbose_err_out
 # text ('get_compute_process_info, Permission denied'); this metric is getPidList's, the list itself
 _PIDS_FAILED = re.compile(r"^(get_compute_process_info, .+)$")
+# showPids' per-process calls (rocm_smi.py @a129571): rsmi_compute_process_gpus_get ('get_gpu_compute_process': the
+# GPU(s) cell stays UNKNOWN) and rsmi_compute_process_info_by_pid_get / _by_device_get ('get_compute_process_info_by_pid':
+# VRAM, SDMA and CU cells stay UNKNOWN); rsmi_ret_ok prints its line as the loop runs, so before the table
+_PROC_FAILED = re.compile(r"^(get_gpu_compute_process|get_compute_process_info_by_pid), (.+)$")
 
 
 def parse_showpids(text: str) -> dict[str, Any]:
@@ -329,6 +333,7 @@ def parse_showpids(text: str) -> dict[str, Any]:
     table, a bare '=' spacer, and the footer: without the footer the output was cut."""
     procs: list[dict[str, Any]] = []
     errors: list[str] = []
+    unread: dict[str, int] = {}  # a per-process call's failure ('metric, status') -> how many times printed
     header = none = closed = ended = False
     for raw in text.splitlines():
         line = raw.strip()
@@ -344,6 +349,8 @@ def parse_showpids(text: str) -> dict[str, Any]:
             # getPidList's library call failed: showPids then prints 'No KFD PIDs currently running'
             # though no list was read (rsmi_ret_ok's printLog of the metric and its status)
             errors.append(f"rocm-smi could not list the KFD processes ({m.group(1)}): not measured")
+        elif (m := _PROC_FAILED.match(line)) and not header:
+            unread[line] = unread.get(line, 0) + 1
         elif set(line) == {"="}:
             closed |= header or none  # printLogSpacer() after the table (the banners carry a title)
         elif line.startswith("=") and line.strip("=").strip() == _END:
@@ -354,6 +361,9 @@ def parse_showpids(text: str) -> dict[str, Any]:
                           "cu_occupancy": _count(m.group(6))})
         elif header and not closed and re.match(r"^\d+\s", line):
             errors.append(f"a process row the table does not hold: {line[:100]!r}")
+    for said, times in unread.items():  # the cells the call would have filled read UNKNOWN (null): not measured
+        errors.append(f"rocm-smi's library could not read a process {times} time(s) ({said}): the cells that call "
+                      "fills read UNKNOWN and are not measured")
     if not header and not none and errors:  # 'ERROR: No DRM devices available. Exiting' alone
         return {"tool": "rocm-smi-showpids", "processes": procs, "errors": errors}
     if not header and not none:

@@ -119,8 +119,13 @@ GRAMMAR = {
         end="the ' End of ROCm SMI Log ' spacer",
         failures=("'ERROR:' lines ('ERROR: No DRM devices available. Exiting' alone: no process); getPidList's "
                   "failed call, rsmi_ret_ok's 'get_compute_process_info, <status>' ('Permission denied', ...) "
-                  "before the 'No KFD PIDs currently running' it then prints: not measured; a row the table does not "
-                  "hold (errors)"),
+                  "before the 'No KFD PIDs currently running' it then prints: not measured; a per-process call's "
+                  "failure, rsmi_ret_ok's 'get_gpu_compute_process, <status>' (the GPU(s) cell stays UNKNOWN) or "
+                  "'get_compute_process_info_by_pid, <status>' (VRAM, SDMA, CU stay UNKNOWN; 'Not supported on the "
+                  "given system' on a W6800, harvest26 capture 01), printed as the loop runs, so above 'KFD process "
+                  "information:': those cells not measured (errors; rocm_smi.py @a129571 showPids, rsmi_ret_ok, "
+                  "rsmiBindings rsmi_status_verbose_err_out; CU OCCUPANCY alone UNKNOWN is cu_occupancy 0xFFFFFFFF, no "
+                  "line: not a failure); a row the table does not hold (errors)"),
         values="processes[{pid, name, gpus, vram_bytes, sdma, cu_occupancy (null: UNKNOWN)}], errors",
     ),
 }
