@@ -87,7 +87,7 @@ _BORDERS = (" ", "\u2502", "\u2502", "\u2502", "-", "\u2518", "\u2510", "\u2524"
 
 
 def _print_table(cells: list[list[str]], left: set[tuple[int, int]], rows: dict[int, set[int]],
-                 cols: dict[int, set[int]], borders: bool) -> list[str]:
+                 cols: dict[int, set[int]], borders: bool, center: frozenset[int] = frozenset()) -> list[str]:
     """PrintTable: a rule above each row that has one (when SHOW_BORDERS), then the row's cells
     (right-aligned but those in ``left``), '\u2502' or ' ' before each column and after the last."""
     n, k = len(cells), len(cells[0])
@@ -108,7 +108,7 @@ def _print_table(cells: list[list[str]], left: set[tuple[int, int]], rows: dict[
             line += "\u2502" if borders and r in cols.get(c, ()) else " "
             if c < k:
                 gap = width[c] - len(cells[r][c])
-                lgap = 0 if (r, c) in left else gap
+                lgap = 0 if (r, c) in left else gap // 2 if c in center else gap  # SetColAlignment(ALIGN_CENTER)
                 line += " " * lgap + cells[r][c] + " " * (gap - lgap)
         out.append(line)
     return out
@@ -430,6 +430,73 @@ def a2a_table(rng: random.Random) -> Iterator[Variant]:
                                          ("aggregate_cpu_GBps", cpu)] + ([("len(warnings)", n)] if warn else [])
         yield Variant("transferbench", f"a2a after v1.62 {exe} {n} GPUs{' borders' if borders else ''}",
                       "\n".join(lines) + "\n", tuple(values), end=end, count=0)
+
+
+@generator("transferbench")
+def a2a_ranks(rng: random.Random) -> Iterator[Variant]:
+    """The a2a preset over several ranks (AllToAll.hpp after v1.62; NUM_RESULTS defaults to 1 there): each column
+    a centred '(Rnk)' after it; per GPU and RTotal NUM_RESULTS MAX rows (labelled on the first), an AVG row,
+    NUM_RESULTS MIN rows (labelled on the last); a MAX/MIN cell ' %.2f ' with its rank '%d ', an AVG cell alone,
+    the diagonal ' N/A ' in AVG and empty in MAX/MIN (see sncheck/vendors/amd/transferbench_ranks.py)."""
+    for n, nranks, res in ((2, 4, 1), (3, 4, 2)):
+        nbytes, cus = 1 << 28, 8
+        lines = ["TransferBench v1.66.00", "=" * 75, "", "GPU-GFX All-To-All benchmark:", "=" * 30,
+                 f"[{nbytes} bytes per Transfer] [GFX:{cus}] [1 Read(s) 1 Write(s)] [MemType:uncached GPU] "
+                 f"[NIC QueuePairs:0] [#Ranks:{nranks}]"]
+        bw = {(r, a, b): round(rng.uniform(40, 62), 3) for r in range(nranks) for a in range(n) for b in range(n) if a != b}
+        k = 1 + (n + 2) * 2
+        head = [" SRC\\DST "] + [x for d in range(n) for x in (f" GPU {d:02d} ", "(Rnk)")]
+        cells = [head + [" STotal ", "(Rnk)", " Actual ", "(Rnk)"]]
+        rowtot = {(r, a): sum(bw[r, a, b] for b in range(n) if b != a) for r in range(nranks) for a in range(n)}
+        actual = {(r, a): (n - 1) * min(bw[r, a, b] for b in range(n) if b != a) for r in range(nranks) for a in range(n)}
+
+        def block(label: str, per_rank: list[list[float | None]]) -> list[list[str]]:
+            """A GPU's (or RTotal's) rows: per_rank[c] the column's value on each rank (None: not run)."""
+            out = []
+            order = [sorted((v, r) for r, v in enumerate(col)) if col[0] is not None else None for col in per_rank]
+            for i in range(res):  # MAX
+                out.append([f" {label} MAX " if i == 0 else ""] + [x for o in order for x in (
+                    (f" {o[-1 - i][0]:.2f} ", f"{o[-1 - i][1]} ") if o else ("", ""))])
+            out.append([f" {label} AVG "] + [x for o in order for x in (
+                (f" {sum(v for v, _ in o) / len(o):.2f} ", "") if o else (" N/A ", ""))])
+            for i in range(res):  # MIN: bws[numResults-1-i]
+                out.append([f" {label} MIN " if i == res - 1 else ""] + [x for o in order for x in (
+                    (f" {o[res - 1 - i][0]:.2f} ", f"{o[res - 1 - i][1]} ") if o else ("", ""))])
+            return out
+
+        for a in range(n):
+            cols = [[bw[r, a, b] if a != b else None for r in range(nranks)] for b in range(n)]
+            cells += block(f"GPU {a:02d}", cols + [[rowtot[r, a] for r in range(nranks)],
+                                                    [actual[r, a] for r in range(nranks)]])
+        coltot = [[sum(bw[r, a, b] for a in range(n) if a != b) for r in range(nranks)] for b in range(n)]
+        coltot += [[sum(rowtot[r, a] for a in range(n)) for r in range(nranks)],
+                   [sum(actual[r, a] for a in range(n)) for r in range(nranks)]]
+        cells += block("RTotal", coltot)
+        cpu = round(sum(rowtot.values()) * 0.8, 2)
+        cells.append([""] * (k - 2) + [" CPU Timed: ", f" {cpu:.2f} "])
+        nrows = len(cells)  # 2 + (n + 1) * (1 + 2 * res)
+        body = set(range(nrows - 1))
+        # DrawColBorder before each GPU column, STotal, Actual and after the last; the 'CPU Timed:' cell and its value
+        # sit in Actual's two columns, each with BORDER_ALL (a bar between them on that row alone)
+        bars = {c: set(body) for c in [0] + [1 + 2 * d for d in range(n)] + [1 + 2 * n]}
+        bars.update({k - 2: body | {nrows - 1}, k - 1: {nrows - 1}, k: body | {nrows - 1}})
+        rules = {r: set(range(k)) for r in [0, 1] + [1 + (g + 1) * (1 + 2 * res) for g in range(n + 1)]}
+        rules[nrows] = {k - 2, k - 1}
+        lines += _print_table(cells, {(r, 0) for r in range(nrows - 1)}, rules, bars, True,
+                              frozenset(range(2, k, 2)))
+        total = sum(bw.values())
+        lines += ["", f"Average   bandwidth (GPU Timed): {total / len(bw):8.3f} GB/s",
+                  f"Aggregate bandwidth (GPU Timed): {total:8.3f} GB/s", f"Aggregate bandwidth (CPU Timed): {cpu:8.3f} GB/s"]
+        avg01 = float(f"{sum(bw[r, 0, 1] for r in range(nranks)) / nranks:.2f}")
+        top = max((bw[r, 1, 0], r) for r in range(nranks))
+        values: list[tuple[str, Any]] = [
+            ("mode", "a2a"), ("a2a.ranks", nranks), ("matrices[0].results", res), ("len(matrices[0].rows)", n),
+            ("matrices[0].rows.GPU 00.GPU 01", avg01), ("matrices[0].rows.GPU 00.GPU 00", None),
+            ("matrices[0].extrema.GPU 01.MAX[0].GPU 00.rank", top[1]),
+            ("matrices[0].extrema.GPU 01.MAX[0].GPU 00.GBps", float(f"{top[0]:.2f}")),
+            ("len(matrices[0].extrema.RTotal.MIN)", res), ("aggregate_cpu_GBps", cpu)]
+        yield Variant("transferbench", f"a2a {nranks} ranks {n} GPUs NUM_RESULTS {res}", "\n".join(lines) + "\n",
+                      tuple(values), count=0)
 
 
 @generator("transferbench")

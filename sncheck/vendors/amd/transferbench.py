@@ -43,6 +43,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end, listing
+from sncheck.vendors.amd import transferbench_ranks as ranks
 from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.grammar import Grammar
 
@@ -82,8 +83,10 @@ GRAMMAR = {"transferbench": Grammar(
         "Actual's), then ' CPU Timed: ' and ' %.2f ' under the last two columns; bars only before SRC\\DST, the GPU "
         "columns, STotal and Actual; then 'Average   bandwidth (GPU Timed): %8.3f GB/s', the two 'Aggregate' lines, "
         "PrintErrors ('[WARN] DMA n attempting k parallel transfers, however GPU_MAX_HW_QUEUES only set to 4': "
-        "TransferBench's FAQ, harvest26). With NUM_RESULTS > 0 (multi-rank) MAX/AVG/MIN rows and '(Rnk)' columns: "
-        "not read (a matrix not whole)",
+        "TransferBench's FAQ, harvest26). With NUM_RESULTS > 0 (default 1 where #Ranks > 1) each column a "
+        "centred '(Rnk)' after it and each GPU and RTotal NUM_RESULTS MAX rows, an AVG row, NUM_RESULTS MIN rows "
+        "(AllToAll.hpp as indexed, code corpus id 60787445114; transferbench_ranks: read bordered, the AVG rows as "
+        "the single rank's, MAX/MIN with their ranks; SHOW_BORDERS=0 not read: its empty cells cannot be placed)",
         "captures only: fixtures/real/amd 18/20/21/22 (v1.62 a2a, HIP error, example.cfg; the MI300X acceptance "
         "guide's p2p, whitespace collapsed) and real-r3 transferbench 01/02 (PR 50's pre-Executor config rows "
         "with 'StandardDev | 4.887e-03 |', PR 45's scaling); harvest7: PR 50's p2p table with its min/max/sd rows "
@@ -129,7 +132,8 @@ GRAMMAR = {"transferbench": Grammar(
               "warning (kept, not a failure). An a2a run that printed no summary (its bare RunTransfers errors) and any "
               "end above missing: cut short"),
     values=("version, mode, matrices[{title, columns, rows{row: {column: GB/s or null}}, stats, row_totals, "
-            "column_totals, totals (a2a: RTotal and min_actual/max_actual, or after v1.62 RTotal and actual), closed}], "
+            "column_totals, totals (a2a: RTotal and min_actual/max_actual, or after v1.62 RTotal and actual), closed; multi-rank: "
+            "ranked, results (NUM_RESULTS), extrema{GPU nn|RTotal: {MAX|MIN: [{column: {GBps, rank}}]}}}], "
             "averages{UniDir|BiDir: {CPU->GPU: GB/s}}, p2p_bytes, p2p_mode, a2a{bytes, num_cus, transfers, direct; after "
             "v1.62 executor, ranks, layout}, tests[{test, executors[{executor, GBps, ms, bytes, sum_GBps, host (multi-rank)}], "
             "transfers[{..., iterations[]}], aggregate_GBps, aggregate_ms, aggregate_bytes, overhead_ms, "
@@ -204,6 +208,7 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     saw = False
     env_gaps: list[str] = []  # a reporter's '...' read in the env block (P2P_MODE may be behind it)
     elided: list[str] = []    # one it cannot read: lines left out (said after the cuts, which the tool's failures hide)
+    ranked_at: list[Any] = [None]  # a multi-rank table's last row read (its unlabelled MAX/MIN rows)
     lines = after_end.numbered(text)
     for k, (at, raw) in enumerate(lines):
         line = raw.strip().replace("\\\\", "\\")
@@ -220,6 +225,14 @@ def parse_transferbench(text: str) -> dict[str, Any]:
                 elided.append(listing.elision(at, line))
             continue
         if a2a is not None and line.startswith("\u2502"):
+            groups = [c.strip() for c in line.strip("\u2502").split("\u2502")]
+            if (ranked := ranks.header(groups)) is not None:  # a multi-rank run's table (transferbench_ranks)
+                cur, mode, saw, ranked_at = ranked, "a2a", True, [None]
+                matrices.append(cur)
+                a2a["layout"] = "table"
+                continue
+            if cur is not None and cur.get("ranked") and ranks.row(cur, groups, ranked_at, errors):
+                continue
             # after v1.62 the summary is one TableHelper table: '\u2502 SRC\\DST \u2502 GPU 00 ... \u2502 STotal \u2502
             # Actual \u2502', a row per GPU, 'RTotal', then the 'CPU Timed:' cell: read as the printf rows
             line = " ".join(c.strip() for c in line.strip("\u2502").split("\u2502")).strip()
@@ -426,6 +439,8 @@ def _cut_short(mode: str | None, matrices: list[dict[str, Any]], tests: list[dic
             found.append(f"p2p: {len(matrices)} of the {want} tables P2P_MODE={p2p_mode} prints (cut short)")
     if mode == "a2a":
         m = matrices[-1] if matrices else None
+        if m is not None and m.get("ranked"):
+            found += ranks.not_whole(m)
         if m is None or "totals" not in m or len(m["rows"]) != len(m["columns"]):
             found.append("a2a: the summary matrix and its RTotal line are not whole (cut short)")
         elif out["aggregate_cpu_GBps"] is None:
