@@ -67,8 +67,11 @@ class Schema(BaseModel):
 
 def refuse_key(key: Any, value: Any, message: str) -> None:
     """Refuse ``key`` of the mapping being validated, at the key's own line."""
+    # pydantic keeps a key of text or a whole number as it is and turns any other into text (None is
+    # 'None', True the number 1): such a key goes as its text, which refusal() finds among the keys
+    at = key if isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool)) else str(key)
     raise ValidationError.from_exception_data("sncheck", [InitErrorDetails(
-        type=PydanticCustomError("sncheck", "{m}", {"m": message}), loc=(key,), input=value)])
+        type=PydanticCustomError("sncheck", "{m}", {"m": message}), loc=(at,), input=value)])
 
 
 # -- declared field types: the bounds are pydantic's, the wording is sncheck's -------------
@@ -246,6 +249,10 @@ def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | No
     line = node.line if isinstance(node, LineDict) else line
     why = _why(err)
     for part in (*at, *err["loc"]):
+        if isinstance(node, dict) and isinstance(part, str) and part not in node:
+            # a key YAML read as null, a boolean or a float, which the path holds as its text (refuse_key)
+            part = next((k for k in node if not isinstance(k, (str, int)) or isinstance(k, bool)
+                         if str(k) == part), part)
         if isinstance(node, dict) and part in node:
             line = node.line_of(str(part)) if isinstance(node, LineDict) else line
             written = node.key_texts.get(str(part)) if isinstance(node, LineDict) else None
