@@ -334,3 +334,35 @@ def test_h23_13_a_state_directory_named_with_a_newline_by_the_environment(tmp_pa
     got = one_line_error(_cli("isolate", "h1/gpu0", "-i", inv, "--via", "cuda_visible_devices", "--apply"))
     assert "x\\u000asncheck: verdict pass\\u202e" in got and "has a control or bidi character" in got, got
     assert sorted(p.name for p in tmp_path.iterdir()) == ["inv.yaml"]
+
+
+@pytest.mark.parametrize("extra, key", [("~: x\n", "None"), ("yes: x\n", "True"), ("1.5: x\n", "1.5")],
+                         ids=["null", "yes", "float"])
+def test_h23_14_a_key_that_is_no_text_named_at_its_line(tmp_path: Path, extra: str, key: str) -> None:
+    """H23-14: a top-level key YAML reads as null (`~:`), a boolean (`yes:`) or a float (`1.5:`): refused,
+    but at line 1 and the path '(top level)' or '1' -- pydantic holds None as 'None' and True as 1, which
+    the refusal did not find among the keys. Named at its own line (6) with its own path."""
+    bad = _file(tmp_path, SMALL + extra)
+    got = one_line_error(_cli("inventory", "check", bad))
+    assert got.startswith(f"sncheck: error: {bad}:6: {key}: unknown key {key} in inventory"), got
+
+
+def test_h23_15_interrupted_while_writing_the_final_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """H23-15 (held): Ctrl-C (SIGINT's KeyboardInterrupt) arriving while the finished record is written
+    over the running one: the write is atomic (a temporary file renamed), so results.json stays the
+    running snapshot, verdict error, never the pass being written; exit 3, one line."""
+    import sncheck.store.rundir as rundir  # noqa: PLC0415 -- the one writer of a run's results.json
+
+    real, seen = rundir.write_record, []
+
+    def interrupted(path, record):  # noqa: ANN001, ANN202
+        seen.append(str(record.verdict))
+        if record.finished is not None:
+            raise KeyboardInterrupt
+        return real(path, record)
+
+    monkeypatch.setattr(rundir, "write_record", interrupted)
+    got = one_line_error(_cli("connectivity", "-i", _file(tmp_path, SMALL), "--backend", "mock",
+                              "--out", tmp_path / "o", "-q"), 3)
+    assert "interrupted" in got and seen[-1] == "pass", (got, seen)
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["verdict"] == "error"
