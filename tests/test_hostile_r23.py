@@ -366,3 +366,22 @@ def test_h23_15_interrupted_while_writing_the_final_record(tmp_path: Path, monke
                               "--out", tmp_path / "o", "-q"), 3)
     assert "interrupted" in got and seen[-1] == "pass", (got, seen)
     assert json.loads((tmp_path / "o" / "results.json").read_text())["verdict"] == "error"
+
+
+@pytest.mark.parametrize("plant", ["deleted", "cut", "other-cards"])
+def test_h23_16_a_launcher_file_that_disagrees_with_the_store(tmp_path: Path, plant: str) -> None:
+    """H23-16 (held): the launcher file `isolate --apply` wrote (cuda_visible_devices.json) deleted, cut
+    mid-object or edited to hide other cards, then the next `isolate --apply`: rewritten from the state
+    store's isolations (said on a 'reconciled' line), never read as the fleet's state; h1/gpu0 stays out."""
+    inv, state = _file(tmp_path, SMALL), tmp_path / "state"
+    iso = ("isolate", "-i", inv, "--via", "cuda_visible_devices", "--apply", "--state-dir", state)
+    assert _cli(iso[0], "h1/gpu0", *iso[1:]).exit_code == 0
+    launcher = state / "cuda_visible_devices.json"
+    if plant == "deleted":
+        launcher.unlink()
+    else:
+        launcher.write_text('{"h1": ' if plant == "cut" else '{"h1": "0,1", "h2": "", "h3": "0,1"}')
+    result = _cli(iso[0], "h2/gpu1", *iso[1:])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert plant == "deleted" or "reconciled" in result.output, result.output
+    assert json.loads(launcher.read_text()) == {"h1": "1", "h2": "0", "h3": "0,1"}
