@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from sncheck.config.fabric import FabricSpec, unit_leaf
 from sncheck.config.inventory import Inventory
@@ -363,6 +364,28 @@ class Fabric:
         """Per pair of card positions: the leaf of each end's NIC and the spine between them (-1: none)."""
         la, lb = self.card_leaf[a], self.card_leaf[b]
         return la, lb, self.spines_between(la, lb)
+
+    def through_any(self, switches: list[str], src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Per pair named by its cards' ids: whether its path crosses any of ``switches`` (:meth:`through`);
+        a pair with an end that is no card of the fabric crosses nothing (the one reading of the
+        judging's and the retest's masks)."""
+        out = np.zeros(len(src), bool)
+        if not switches or not len(src):
+            return out
+        at = [self._card_index.get_indexer(pd.Index(np.asarray(v, dtype=object))) for v in (src, dst)]
+        known = (at[0] >= 0) & (at[1] >= 0)
+        a, b = (self._card_order[np.where(known, x, 0)] for x in at)
+        for switch in switches:
+            out |= known & self.through(switch, a, b)
+        return out
+
+    @cached_property
+    def _card_index(self) -> pd.Index:
+        return pd.Index(list(self._card_positions))
+
+    @cached_property
+    def _card_order(self) -> np.ndarray:
+        return np.fromiter(self._card_positions.values(), np.int64, len(self._card_positions))
 
     def through(self, switch: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Per pair of card positions: whether its path crosses ``switch`` (a scale-out pair

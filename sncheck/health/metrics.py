@@ -80,15 +80,7 @@ class DetectContext:
         a, b = src.astype(str).to_numpy(), dst.astype(str).to_numpy()
         if links:
             out |= np.fromiter((link_id(x, y) in links for x, y in zip(a, b)), bool, len(a))
-        if switches:
-            fab = self.topo.fabric
-            pos = {c: fab.card_position(c) for c in {*a, *b} if c in self.topo.by_id}
-            known = np.array([x in pos and y in pos for x, y in zip(a, b)], bool)
-            pa = np.array([pos.get(x, 0) for x in a], np.int64)
-            pb = np.array([pos.get(y, 0) for y in b], np.int64)
-            for switch in switches:
-                out |= known & fab.through(switch, pa, pb)
-        return out
+        return out | self.topo.fabric.through_any(switches, a, b)
 
     def untold_members(self) -> dict[str, list[str]]:
         """Each known culprit not told from its cards: its cards."""

@@ -248,11 +248,7 @@ def pairs_of(p: pd.DataFrame, entity: str, kind: str, cards: Set[str], topo: Top
     its own pair; any other's, those with one of its ``cards`` at an end."""
     src, dst = p["src"].astype(str).to_numpy(), p["dst"].astype(str).to_numpy()
     if on_fabric(entity, kind):
-        fab = topo.fabric
-        pos = {c: fab.card_position(c) for c in {*src, *dst} if c in topo.by_id}
-        known = np.array([x in pos and y in pos for x, y in zip(src, dst)], bool)
-        at = [np.array([pos.get(c, 0) for c in v], np.int64) for v in (src, dst)]
-        return known & fab.through(entity, at[0], at[1])
+        return topo.fabric.through_any([entity], src, dst)
     if kind == "link" and not is_uplink(entity):
         a, b = split_link(entity)
         return ((src == a) & (dst == b)) | ((src == b) & (dst == a))
