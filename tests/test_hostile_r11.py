@@ -155,6 +155,7 @@ def test_h11_07_a_rows_link_is_refused_then_replaced_never_followed(tmp_path: Pa
     out.mkdir()
     target.mkdir()
     (target / "keep.txt").write_text("keep\n")
+    (out / ".sncheck.lock").write_text("")  # an earlier run's directory (review18 #4: without, no run's at all)
     (out / "rows").symlink_to(target)
     line = one_line_error(_conn(small, out))
     assert f"{out}: already holds a run (rows)" in line, line

@@ -75,11 +75,35 @@ def test_force_over_a_planted_rows_link_removes_the_link_not_its_target(tmp_path
     (target / "data").write_text("x")
     out = tmp_path / "run"
     out.mkdir()
+    (out / ".sncheck.lock").write_text("")  # an earlier run's directory, its rows/ swapped for a link
     (out / "rows").symlink_to(target, target_is_directory=True)
     r = _run(tmp_path, out, "--force")
     assert r.exit_code == 1, r.output
     assert (target / "data").read_text() == "x"
     assert (out / "rows").is_dir() and not (out / "rows").is_symlink()
+
+
+@pytest.mark.parametrize("force", [(), ("--force",)])
+def test_a_users_folder_that_no_run_wrote_is_neither_written_nor_removed(tmp_path: Path, force) -> None:
+    """review18 #4: --out at a user's folder holding evidence/ (no run of sncheck's ever there) said it
+    'already holds a run' and --force removed evidence/ with the user's files under it."""
+    out = tmp_path / "mine"
+    (out / "evidence").mkdir(parents=True)
+    (out / "evidence" / "contract.pdf").write_text("precious")
+    (out / "report.html").write_text("<p>my own report</p>")
+    r = _run(tmp_path, out, *force)
+    assert r.exit_code == 2, r.output
+    assert "holds report.html, evidence but no run of sncheck's" in r.output and "Traceback" not in r.output
+    assert (out / "evidence" / "contract.pdf").read_text() == "precious"
+    assert sorted(p.name for p in out.iterdir()) == ["evidence", "report.html"]  # no lock left behind either
+
+
+def test_force_over_an_earlier_run_still_starts_it_empty(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _run(tmp_path, out).exit_code == 1
+    again = _run(tmp_path, out)
+    assert again.exit_code == 2 and "already holds a run" in again.output
+    assert _run(tmp_path, out, "--force").exit_code == 1
 
 
 def test_a_full_disk_during_evidence_spends_the_reserve_on_results(tmp_path: Path,

@@ -186,6 +186,13 @@ class RunStore:
             # (hostile round 23, H23-12; a state directory holding a run was already refused)
             raise ConfigError("is a state directory (it holds state.db or the isolation lock): a run's files and "
                               "the store's are kept apart; give the run its own --out", str(self.dir))
+        # a directory held a run of sncheck's only where its lock was left: what a run writes there
+        # (RUN_FILES) is then that run's, else a user's (review18 #4: a user's evidence/ was taken for a
+        # run's and --force removed it, with everything under it)
+        if not os.path.lexists(self.dir / LOCK_NAME) and (foreign := [n for n in RUN_FILES if os.path.lexists(self.dir / n)]):
+            raise ConfigError(f"holds {', '.join(foreign)} but no run of sncheck's (no {LOCK_NAME}): a run would "
+                              "write over them, and --force would remove them; give a new or empty --out",
+                              str(self.dir))
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             # O_NOFOLLOW: a link planted at .sncheck.lock must not create a file elsewhere.
@@ -203,7 +210,7 @@ class RunStore:
             raise ConfigError("another sncheck run is using this run directory; give each run its own --out",
                               str(self.dir)) from e
         try:
-            held = [n for n in RUN_FILES if (self.dir / n).exists()]
+            held = [n for n in RUN_FILES if os.path.lexists(self.dir / n)]
             if held and not force:
                 raise ConfigError(f"already holds a run ({', '.join(held)}); use a new --out, "
                                   f"or --force to start it empty", str(self.dir))
