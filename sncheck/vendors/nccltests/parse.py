@@ -195,8 +195,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         _scan_line(line, at, state)
         if state.more_runs:
             break
-    state.errors += header.incomplete(lines, lambda c: _parse_row(c, _State()) is not None or bool(
-        _CHUNK_LABEL.search(c) and _parse_row(_CHUNK_LABEL.sub(" ", c), _State()) is not None))
+    state.errors += header.incomplete(lines, lambda c: _row_of(c, _State()) is not None)
     if not state.table_seen and not state.rows and not state.errors and not state.header_seen:
         raise ParseError(
             "no nccl-tests results table and no error text found", tool=tool
@@ -324,6 +323,15 @@ def _clean(raw: str) -> str:
     return line.strip()
 
 
+def _row_of(content: str, state: _State) -> dict[str, Any] | None:
+    """A result row of ``content`` (a line without its '#'), read as is or with a chunk label
+    cut out; None where it is none (the one reading the scan and the header check share)."""
+    row = _parse_row(content, state)
+    if row is None and _CHUNK_LABEL.search(content):
+        row = _parse_row(_CHUNK_LABEL.sub(" ", content), state)
+    return row
+
+
 def _scan_line(line: str, at: int, state: _State) -> None:
     """Read one line (``at``: its number, after_end.numbered) into ``state``."""
     if not line:
@@ -347,9 +355,7 @@ def _scan_line(line: str, at: int, state: _State) -> None:
     if not commented:
         if (m := _BINARY_NAME.search(content)) and not state.binary and not state.table_seen:
             state.binary = m.group(1)  # the command line: "mpirun ... build/all_reduce_perf -b 8"
-        row = _parse_row(content, state)
-        if row is None and _CHUNK_LABEL.search(content):
-            row = _parse_row(_CHUNK_LABEL.sub(" ", content), state)
+        row = _row_of(content, state)
         if row is not None and state.finished:
             # common.cu prints no row after the footer: another task's or run's table (two srun
             # tasks each printing theirs, regrouped task by task), never more rows of this run
