@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sncheck.health import culprits, pairgroups
+from sncheck.health import culprits, metrics, pairgroups
 from sncheck.health.explain import LEVEL, Bars, beyond
 from sncheck.health.culprits import bar_of
 from sncheck.health.metrics import METRICS, DetectContext, _mean_of_two
@@ -132,6 +132,18 @@ def test_latency_after_bandwidth_reads_the_grouping_of_the_frame_of_pairs(demo, 
     assert data.keep is not None and not data.keep.all()  # (failed rows: a selection)
     data.summarise(ctx, **_how("p2p_latency", ctx))
     assert len(sorts) == tiers
+
+
+def test_the_latency_tail_divides_by_latency_s_values_not_lat_us_decoded_again(demo, monkeypatch):
+    """One evaluation reads lat_us once: latency's values (p2p_tiers) are the tail's
+    denominator row for row (issue 31: at 131,072 cards a column of 50 M rows decoded twice).
+    test_findings_without_the_frames_are_the_frames_findings: the same findings."""
+    reads: list[list[str]] = []
+    own = metrics.kind_rows
+    monkeypatch.setattr(metrics, "kind_rows", lambda r, kind, only=None, keep=True:
+                        reads.append(list(only or [])) or own(r, kind, only, keep))
+    evaluate(RULES, _rows(demo, 1), DetectContext(demo, dict(demo.inventory.design)))
+    assert [c for r in reads for c in r if c.startswith("lat_")] == ["lat_us", "lat_p99_us"]
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -88,6 +88,8 @@ def p2p_tiers(metric: str, rows, ctx: DetectContext) -> P2PTiers:
     failed = p["failed"].to_numpy(bool)
     keep = None if spec.keeps_failed or not failed.any() else ~failed
     value = spec.value(p)
+    if metric == "p2p_latency" and ctx.cache is not None:  # the tail's denominator (rate_rows), read once
+        ctx.cache[(LATENCY, id(rows))] = value  # (rules._forget lets it go once no tail rule is left)
     tier = p["tier"]
     codes = tier.cat.codes.to_numpy() if keep is None else tier.cat.codes.to_numpy()[keep]
     names = [*tier.cat.categories, np.nan]
@@ -103,17 +105,26 @@ def p2p_tiers(metric: str, rows, ctx: DetectContext) -> P2PTiers:
 
 
 # ------------------------------------------------------------------ the p2p symptom kinds
-def _tail(p: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+# The evaluation cache's key, (LATENCY, id(rows)): latency's values over the frame of pairs
+# (p2p_tiers), which are the tail's denominator, lat_us row for row: at 131,072 cards a
+# column of 50 M rows decoded once for both, not again for the tail.
+LATENCY = "_lat_us"
+
+
+def _tail(p: pd.DataFrame, lat_us: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """metrics.p2p_latency_tail's value over every row of the frame of pairs, and the rows
-    its frame keeps (None: it has none)."""
+    its frame keeps (None: it has none); ``lat_us``: the frame's lat_us as latency read it
+    (p2p_tiers), else its own column."""
     if "lat_p99_us" not in p or p["lat_p99_us"].isna().all():
         return None
+    if lat_us is None:
+        lat_us = p["lat_us"].to_numpy(float, na_value=np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):  # (0 or NaN over 0: as the frame's column)
-        value = p["lat_p99_us"].to_numpy(float, na_value=np.nan) / p["lat_us"].to_numpy(float, na_value=np.nan)
+        value = p["lat_p99_us"].to_numpy(float, na_value=np.nan) / lat_us
     return value, ~p["failed"].to_numpy(bool)
 
 
-def _corrupted(p: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+def _corrupted(p: pd.DataFrame, _lat_us: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """metrics.p2p_checksum_failures' value (1: corrupted) and the rows its frame keeps."""
     if "checksum_ok" not in p:
         return None
@@ -124,7 +135,7 @@ def _corrupted(p: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     return value, known & ~p["failed"].to_numpy(bool)
 
 
-RATES: dict[str, tuple[tuple[str, ...], Callable[[pd.DataFrame], tuple[np.ndarray, np.ndarray] | None]]] = {
+RATES: dict[str, tuple[tuple[str, ...], Callable[..., tuple[np.ndarray, np.ndarray] | None]]] = {
     "p2p_latency_tail": (("lat_us", "lat_p99_us"), _tail),
     "p2p_checksum_failures": (("checksum_ok",), _corrupted)}
 NONE = ["src", "dst", "tier", "value", "failed"]  # (the columns of a symptom metric's frame)
@@ -137,8 +148,11 @@ def rate_rows(metric: str, rows, ctx: DetectContext, over: float | None, under: 
     over the frame of pairs, only the rows read taken from it (a fleet's tens of millions
     of rows, a few corrupted pairs)."""
     reads, make = RATES[metric]
-    p = _p2p(rows, ctx, list(reads))
-    made = None if p.empty else make(p)
+    lat_us = ctx.cache.get((LATENCY, id(rows))) if ctx.cache is not None and "lat_us" in reads else None
+    p = _p2p(rows, ctx, [c for c in reads if lat_us is None or c != "lat_us"])
+    if lat_us is not None and len(lat_us) != len(p):  # (not this frame's: read its own)
+        lat_us, p = None, _p2p(rows, ctx, list(reads))
+    made = None if p.empty else make(p, lat_us)
     if made is None:
         return pd.DataFrame(columns=NONE)
     value, keep = made

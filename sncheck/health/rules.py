@@ -73,6 +73,7 @@ from sncheck.health.culprits import explain_rules, group_rules, kind_of, lift_ca
 from sncheck.health.drift import compares
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
+from sncheck.health.p2ptiers import LATENCY
 from sncheck.health.pairgroups import FAMILY
 from sncheck.model import EntityKind, Finding, Severity
 from sncheck.vendors import registry
@@ -461,7 +462,7 @@ def _forget(cache: dict, wanted: set[str]) -> None:
     """Drop what no later rule reads: a metric's frame and scores, and the pair rows
     behind the pair metrics once none is left (at fleet size each holds millions of rows)."""
     # the rows behind a family of metrics, and the p2p rows' grouping into pairs (health.pairgroups)
-    behind = {"_p2p": "p2p_", "_pairs": "pair_", FAMILY: "p2p_"}
+    behind = {"_p2p": "p2p_", "_pairs": "pair_", FAMILY: "p2p_", LATENCY: "p2p_latency_tail"}
     for key in list(cache):
         if key[0] == "_paths":
             continue  # the fabric's view: one per topology, kept
