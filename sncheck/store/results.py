@@ -208,8 +208,8 @@ def _outside_topology(data: dict[str, Any]) -> str | None:
 def read_record(path: str | os.PathLike) -> RunRecord:
     """A run directory's results.json (or the file itself), as its record."""
     p = Path(path)
-    if p.is_dir():
-        p = p / "results.json"
+    if p.is_dir() and p.name != "results.json":  # a results.json that is a directory is refused as one, by its
+        p = p / "results.json"                   # own name (it was 'RUN/results.json/results.json: not found')
     return record_of(read_json(own_record(p), "results.json", kind="results"), str(p))
 
 
