@@ -385,3 +385,15 @@ def test_h23_16_a_launcher_file_that_disagrees_with_the_store(tmp_path: Path, pl
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     assert plant == "deleted" or "reconciled" in result.output, result.output
     assert json.loads(launcher.read_text()) == {"h1": "1", "h2": "0", "h3": "0,1"}
+
+
+def test_h23_17_diff_of_a_run_whose_record_is_a_directory(run_and_store: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """H23-17: `diff RUN OTHER` where RUN's results.json is a directory: "RUN/results.json/results.json:
+    file not found", a path no one gave (`baseline make` said "is a directory"). Said of RUN/results.json
+    itself, exit 2."""
+    _, run, _ = run_and_store
+    shutil.copytree(run, copy := tmp_path / "run")
+    (rj := copy / "results.json").unlink()
+    rj.mkdir()
+    got = one_line_error(_cli("diff", copy, run))
+    assert got == f"sncheck: error: {rj}: is a directory, not a file", got
