@@ -198,6 +198,17 @@ RETOLD = {"release": "released by its retest: this group's slowness is left unex
           "isolate": "confirmed by its retest", "quarantine": "kept quarantined"}
 
 
+def _retold(action: str, rejudged: object) -> str:
+    """What the explaining culprit's retest told; a release, what judging the group again without it
+    found (the stress summary's ``rejudged``, sncheck.run.rejudge)."""
+    if action != "release" or not isinstance(rejudged, dict):
+        return RETOLD.get(action, action)
+    now = rejudged.get("explained")
+    return "released by its retest; judged again without it: " + (
+        f"explained by {now.get('entity_kind')} {now.get('entity')}" if isinstance(now, dict)
+        else "narrowed to its cards' pairs (the stress findings say what they showed)")
+
+
 def _slow_groups(record: RunRecord, summary: dict) -> str:
     """The stress summary's slow groups in one line: each group, the size it was slow from, and
     the culprit of an earlier layer that explained it (with what that culprit's retest told:
@@ -207,6 +218,7 @@ def _slow_groups(record: RunRecord, summary: dict) -> str:
         return ""
     why = summary["explained"] if isinstance(summary.get("explained"), dict) else {}
     told = {e.entity: e.action.value for e in record.isolation}
+    rejudged = summary["rejudged"] if isinstance(summary.get("rejudged"), dict) else {}
     judged: dict[str, list[str]] = {}
     for f in record.findings:
         groups = f.evidence.get("groups") if f.layer == "stress" else None
@@ -221,7 +233,7 @@ def _slow_groups(record: RunRecord, summary: dict) -> str:
             action = told.get(entity)
             rerun = next((r for r in summary.get("again") or () if str(r).startswith(f"{group}~")), None)
             parts.append(f"{at}: explained by {culprit.get('entity_kind')} {entity} ("
-                         + (RETOLD.get(action, str(action)) if action else "no retest") + ")"
+                         + (_retold(action, rejudged.get(group)) if action else "no retest") + ")"
                          + ("" if rerun is None else f", its rerun {rerun} " + (
                              "still slow" if rerun in slow else "not slow")))
         elif judged.get(str(group)):

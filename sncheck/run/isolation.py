@@ -24,10 +24,12 @@ from datetime import datetime
 from typing import Callable
 
 from sncheck.errors import HarnessError
+from sncheck.health.findings import merge_findings
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
+from sncheck.run.scope import cards_of
 from sncheck.run.nearbar import is_near, left_within_noise, not_retested
 from sncheck.run.withdraw import RELEASED, again_note, withdrawn
 
@@ -65,30 +67,67 @@ def quarantine_steps(findings: list[Finding], note: Callable[[Finding], str] | N
 
 
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
-                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationStep]:
+                    released_at: Callable[[str], datetime | None], now: datetime,
+                    again: Callable[[set[str]], list[Finding]] | None = None) -> list[IsolationStep]:
     """Every finding's steps. One policy for all: a finding first raised inside another's
     retest (a control the explanation named on its own) is quarantined and retested by the
     measurement that showed it, as the run's own findings were, in waves until no new one
-    is raised (at most :data:`WAVES`; what is left after that stays quarantined and gates)."""
+    is raised (at most :data:`WAVES`; what is left after that stays quarantined and gates).
+    ``again`` (:class:`sncheck.run.rejudge.Rejudge`): given the entities a wave released, the
+    findings what they were said to explain raises once judged without them; each new one
+    joins the next wave, whose retests no longer hold the released entities as culprits."""
     steps: list[IsolationStep] = []
     wave = list(findings)
     known = {f.entity for f in findings}
     first = True
+    asked: set[str] = set()
+    later: list[Finding] = []  # raised by a judging again, held for the wave after the next (_inner_first)
     for n in range(WAVES):
         seen = _wave(wave, ctx, confirm_enabled, released_at, now, steps, first)
         first = False
-        wave = [g for g in seen if g.entity not in known]
+        waiting, later = later, []
+        if again is not None and confirm_enabled:
+            released = {s.entity for s in _last(steps).values() if s.action == Action.RELEASE} - asked
+            asked |= released
+            if fresh := _fresh(again(released), known | {g.entity for g in seen}) if released else []:
+                inner, later = _inner_first(fresh, ctx)
+                seen = [*seen, *inner]  # their retests: a released entity is no culprit now
+                ctx.known = frozenset(k for k in ctx.known if k[0] not in asked)
+                known |= {g.entity for g in later}
+        wave = [*(g for g in seen if g.entity not in known), *waiting]
         known |= {g.entity for g in wave}
         findings.extend(wave)
         ctx.known = ctx.known | {(g.entity, g.entity_kind) for g in wave}
         # a link released as its end card's holds only while that card ends confirmed (sncheck.run.withdraw)
         wave += withdrawn(findings, steps, {g.entity for g in wave}, left=n + 1 < WAVES)
-        if not wave:
+        if not wave and not later:
             break
     withdrawn(findings, steps, set(), left=False)  # the last wave's new cards have no step yet: "never retested"
-    for g in wave:  # raised in the last wave's retests: quarantined, not retested
+    findings.extend(later)
+    for g in [*wave, *later]:  # raised in the last wave's retests: quarantined, not retested
         steps.extend(quarantine_steps([g]))
     return steps
+
+
+def _last(steps: list[IsolationStep]) -> dict[str, IsolationStep]:
+    return {s.entity: s for s in steps}
+
+
+def _fresh(found: list[Finding], known: set[str]) -> list[Finding]:
+    """Of the findings a judging again raised, those on entities not found before, one per culprit."""
+    return merge_findings([g for g in found if g.entity not in known])
+
+
+def _inner_first(fresh: list[Finding], ctx: LayerContext) -> tuple[list[Finding], list[Finding]]:
+    """The findings a judging again raised, apart: those retested in the next wave, and the hosts and
+    domains holding the cards of one of those, retested in the wave after it. A retest holds every
+    other suspect of its wave as a culprit whose cards are no one else's evidence: a host's slow group
+    beside its own NIC's slow pairs left the NIC's retest no pair of its own, and released it."""
+    cards = {g.entity: set(cards_of(g, ctx.topo)) for g in fresh}
+    held = [g for g in fresh if g.entity_kind in ("host", "supernode")
+            and any(h is not g and h.entity_kind not in ("host", "supernode") and cards[h.entity] & cards[g.entity]
+                    for h in fresh)]
+    return [g for g in fresh if g not in held], held
 
 
 def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,

@@ -86,11 +86,12 @@ class RunRecorder:
         return self.findings
 
     def retest(self, ctx: LayerContext, confirm: bool, released_at: Callable[[str], datetime | None],
-               now: datetime) -> list[IsolationStep]:
+               now: datetime, again: Callable[[set[str]], list[Finding]] | None = None) -> list[IsolationStep]:
         """Quarantine, then confirm by retest: isolate, release, or keep quarantined. A
-        finding the retest saw on a control joins the findings, quarantined."""
+        finding the retest saw on a control joins the findings, quarantined; so does one that
+        what a released entity was said to explain raises, judged again without it (``again``)."""
         self.steps = isolation_steps(self.findings, ctx, confirm_enabled=confirm and self.error is None,
-                                     released_at=released_at, now=now)
+                                     released_at=released_at, now=now, again=again)
         return self.steps
 
     def quarantine(self, note: Callable[[Finding], str] | None = None,

@@ -35,6 +35,7 @@ from sncheck.store.rundir import RunStore, default_out_dir, new_run_id, trim_hea
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
 from sncheck.run.inputs import load_faults
+from sncheck.run.rejudge import Rejudge
 from sncheck.run.state import RunState
 from sncheck.run.recorder import RunRecorder
 from sncheck.store.results import to_json
@@ -174,6 +175,7 @@ class Run:
         # (LayerContext.plan; taken once): a fleet's connectivity plan is not built twice
         self.plans: dict[str, Any] = {}
         self.inputs: dict = {}
+        self.rejudge: Rejudge | None = None  # the stress layer's, once it measured
 
     @classmethod
     def build(cls, playbook: Playbook, inventory: Inventory, *, duration: float | None = None,
@@ -361,6 +363,8 @@ class Run:
                 return
             found = self._detect(ctx, spec.name)
             culprits = [f for f in found if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank]
+            if spec.name == stress.NAME:  # what it left to a culprit the retest releases is judged again (rejudge)
+                self.rejudge = Rejudge(ctx, summary)
             known |= {(f.entity, f.entity_kind) for f in culprits}
             untold |= {f.entity for f in culprits
                        if f.entity_kind in ("host", "supernode") and f.evidence.get("separated") is False}
@@ -480,7 +484,7 @@ class Run:
                                            if f.names_culprit and f.severity.rank >= Severity.WARNING.rank))
         released_at = self.state.released_at if self.state is not None else _never_released
         return recorder.retest(ctx, confirm=self.playbook.confirm, released_at=released_at,
-                               now=datetime.now(timezone.utc))
+                               now=datetime.now(timezone.utc), again=self.rejudge)
 
     def act(self, recorder: RunRecorder, out_dir: Path) -> HarnessError | None:
         """With a state store: the isolation actions (the safety cap may block them), then the

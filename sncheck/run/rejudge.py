@@ -1,0 +1,113 @@
+"""A culprit the retest released explains nothing any more: what it was said to explain is judged again.
+
+The stress layer leaves a slow group to a culprit an earlier layer named where the group, run
+again without the cards that culprit sits on, is no longer slow (:func:`sncheck.layers.stress.
+without_explainers`): the group's slowness is on those cards' paths. That rerun cannot tell the
+culprit from what else sits under the same cards (a card and its NIC, a card and the link to a
+mate). When the retest then releases the culprit (not reproduced: a transient fault), the
+group's slowness is explained by nothing, and before this module nothing judged it again: a
+card that hiccuped at connectivity hid its NIC, slow only above 128 MiB, that the cross group
+alone showed, and the gate passed (reviews17 #1 addendum 4).
+
+So, once a wave of retests has decided (:func:`sncheck.run.isolation.isolation_steps`), every
+slow group the stress summary's ``explained`` left to a culprit now released is judged again
+without the released culprits in ``known``:
+
+* another culprit still named explains it (:func:`sncheck.health.groups.explainer`): it is left
+  to that one (the rerun without every culprit's cards was quiet);
+* none does: its cards are narrowed as an unexplained group's are at the stress layer (each group
+  alone, :func:`sncheck.health.suspects.suspect_cards`, their host mates), at the narrowing's sizes
+  and the smallest size it was slow at (:func:`sncheck.layers.stress.narrow_sizes`), measuring only
+  the pair and size not measured yet. Then the stress layer's rules judge its rows again without
+  the released culprits in ``known``: the pairs through them count, and the group rule names the
+  group where no pair finding explains it.
+
+The findings this raises on entities not found before join the next wave: quarantined, retested
+by the measurement that showed them, decided (never a pass assumed). The stress summary says what
+was judged again (``rejudged``: group -> the released culprit, what explains the group now, None
+where nothing but the new measurement does; ``rejudge_pairs``, ``rejudge_sizes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass, field, replace
+
+from sncheck.health.groups import explainer, group_members, slow_sizes
+from sncheck.health.suspects import suspect_cards
+from sncheck.layers import stress
+from sncheck.layers.base import LayerContext
+from sncheck.model import Finding, Severity
+from sncheck.store.frames import kind_rows
+
+
+@dataclass
+class Rejudge:
+    """The stress layer's context as it measured (its ``known``: the culprits earlier layers
+    named) and its summary (``rejudged`` is written into it); called with the entities released
+    so far, it returns the stress findings the groups they were said to explain now raise."""
+
+    ctx: LayerContext
+    summary: dict
+    released: set[str] = field(default_factory=set)
+
+    def __call__(self, released: Set[str]) -> list[Finding]:
+        self.released |= set(released)
+        why = self.summary.get("explained") or {}
+        left = {g: w for g, w in why.items() if w.get("entity") in released}
+        if not left:
+            return []
+        known = frozenset(k for k in self.ctx.known if k[0] not in self.released)
+        slow_at = self.summary.get("slow_groups") or {}
+        told: dict[str, dict | None] = {}
+        unexplained: dict[str, int] = {}
+        for g in sorted(left):
+            e = explainer(group_members(g, self.ctx.topo), known, self.ctx.topo)
+            told[g] = None if e is None else {"entity": e[0], "entity_kind": e[1]}
+            if e is None and g in slow_at:
+                unexplained[g] = int(slow_at[g])
+        rejudged = dict(self.summary.get("rejudged") or {})
+        rejudged.update({g: {"released": left[g]["entity"], "explained": told[g]} for g in told})
+        self.summary["rejudged"] = rejudged
+        if not unexplained:
+            return []
+        self._narrow(unexplained)
+        kept = self.ctx.known, self.ctx.untold
+        self.ctx.known, self.ctx.untold = known, frozenset(e for e in self.ctx.untold if e not in self.released)
+        try:
+            found = self.ctx.detect(stress.NAME)
+        finally:
+            self.ctx.known, self.ctx.untold = kept
+        return [f for f in found if f.severity.rank >= Severity.WARNING.rank]
+
+    def _narrow(self, unexplained: dict[str, int]) -> None:
+        """The unexplained groups' cards narrowed (each group's own suspects), the pair and size
+        the stress layer measured already left out."""
+        ctx = self.ctx
+        rows = ctx.frames(stress.NAME)
+        groups = {g: tuple(group_members(g, ctx.topo)) for g in unexplained}
+        suspects = set().union(*(suspect_cards(rows, groups, ctx.topo, causes={"sized": {g}}) for g in groups))
+        if not suspects:
+            return
+        # at the smallest size each was slow at, and at the smallest above the narrowing's sizes where it was slow
+        # there too: a card's hiccup made its host group slow from 8 B, a link beside it at 0.3 above 128 MiB
+        top = max(stress.narrow_sizes(ctx, {}))
+        large = slow_sizes(rows, ctx.detect_context(), stress.group_rule(ctx), above=top)
+        sizes = set(stress.narrow_sizes(ctx, unexplained)) | {s for g, s in large.items() if g in unexplained}
+        plan = stress.narrowing_plan(ctx, stress.build_plan(ctx), suspects, tuple(sorted(sizes)))
+        pairs = kind_rows(rows, "collective", ["group", "group_kind", "size_bytes"])
+        pairs = pairs[pairs["group_kind"] == "pair"]
+        had: dict[str, set[int]] = {}
+        for g, s in zip(pairs["group"].astype(str), pairs["size_bytes"].astype(int)):
+            had.setdefault(g, set()).add(s)
+        todo = [g for g in plan.groups if not set(plan.sizes) <= had.get(g.id, set())]
+        self.summary["rejudge_pairs"] = len(todo)
+        self.summary["rejudge_sizes"] = list(plan.sizes)
+        ctx.progress(f"stress: {len(unexplained)} slow groups a released culprit explained, judged again: "
+                     f"narrowing over {len(todo)} pairs")
+        # by the sizes each pair lacks (the stress layer's narrowing measured some at its own sizes)
+        for lacking in sorted({tuple(sorted(set(plan.sizes) - had.get(g.id, set()))) for g in todo}):
+            ctx.backend.collectives(replace(plan, groups=tuple(
+                g for g in todo if tuple(sorted(set(plan.sizes) - had.get(g.id, set()))) == lacking), sizes=lacking),
+                ctx.emit)
+

@@ -1,0 +1,92 @@
+"""A culprit the retest releases explains nothing any more: every stress group left to it is judged
+again without it, and where nothing else explains the group its cards are narrowed before the verdict
+(sncheck/run/rejudge.py, run/isolation.py). reviews17 #1 addendum 4: a transient slow card pb1/gpu0
+hiccuped at connectivity, was named, explained the cross group (its rerun without pb1/gpu0 was quiet:
+the NIC at 0.4 above 128 MiB sits under that card too), was released by its retest, and the NIC was
+never narrowed: exit 0. Mock gates over r10's inv-tor at half size (tests/test_scenarios_r10.py), ~4 s
+each; each exits 0 before."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+from sncheck.model import Action, Finding, IsolationStep
+from sncheck.run import isolation
+from sncheck.run.inputs import load_inventory
+from sncheck.topology import Topology
+from tests.test_scenarios_r10 import TOR
+
+CARD = "{type: slow_card, target: pb1/gpu0, factor: 0.7, transient: true}"
+
+
+def _gate(tmp_path: Path, faults: list[str]) -> tuple[int, dict]:
+    inv, plan, out = tmp_path / "tor.yaml", tmp_path / "faults.yaml", tmp_path / "run"
+    inv.write_text(TOR)
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    r = CliRunner().invoke(main, ["run", "pre-upgrade-gate", "-i", str(inv), "--backend", "mock", "--faults",
+                                  str(plan), "--seed", "1", "--out", str(out), "-q"])
+    return r.exit_code, json.loads((out / "results.json").read_text())
+
+
+@pytest.mark.parametrize("transient, persistent, culprit, group", [
+    # the repro (/work/team/review17-repro/t16.yaml): the card the cross group was left to, its NIC beneath it
+    (CARD, "{type: slow_nic, target: pb1, port: 1, factor: 0.4, above: 128M}", "pb1/nic0", "cross:gpu0"),
+    # the leaf holding that card's NIC, slow above 128 MiB: the card explained the cross group
+    (CARD, "{type: slow_switch, target: 'leaf:tor-b', factor: 0.5, above: 128M}", "leaf:tor-b", "cross:gpu0"),
+    # a transient NIC and a scale-out link from its card slow above 128 MiB
+    ("{type: slow_nic, target: pb1, port: 1, factor: 0.5, transient: true}",
+     "{type: degraded_link, target: 'pb1/gpu0<->pc1/gpu0', factor: 0.3, above: 128M}", "pb1/gpu0<->pc1/gpu0",
+     "cross:gpu0"),
+], ids=["card-hides-its-nic", "card-hides-its-leaf", "nic-hides-a-link"])
+def test_what_a_released_culprit_explained_is_narrowed_again(tmp_path: Path, transient: str, persistent: str,
+                                                              culprit: str, group: str) -> None:
+    code, res = _gate(tmp_path, [transient, persistent])
+    ends = {s["entity"]: s["action"] for s in res["isolation"]}
+    first = res["isolation"][0]["entity"]
+    assert ends[first] == "release", res["isolation"]  # the transient one: named, then released
+    assert code == 1, ends
+    assert ends.get(culprit) == "isolate", ends  # named by the judging again, and confirmed by its own retest
+    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
+    assert stress["explained"][group]["entity"] == first, stress
+    assert stress["rejudged"][group] == {"released": first, "explained": None}, stress
+    assert max(stress["rejudge_sizes"]) > 128 << 20, stress  # measured where the persistent one acts
+    # and the report's stress row says so: no longer "left unexplained"
+    assert "judged again without it: narrowed to its cards" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_a_host_holding_a_new_culprit_is_retested_after_it() -> None:
+    """The judging again names the NIC (pairs) and its host (a group): held together in one wave the
+    host's cards were a culprit's, the NIC's retest had no pair of its own and released it."""
+    nic = Finding("pb1/nic0", "nic", "stress", "collective-pair-slow", "critical", "nic", {})
+    host = Finding("pb1", "host", "stress", "collective-group-slow", "critical", "host", {"group": "host:pb1"})
+    other = Finding("pa1", "host", "stress", "collective-group-slow", "critical", "host", {"group": "host:pa1"})
+    class Ctx:
+        topo = Topology(load_inventory(Path(__file__).parent / "data" / "scenarios-r10" / "inv-tor.yaml"))
+
+    now, later = isolation._inner_first([host, nic, other], Ctx())  # type: ignore[arg-type]
+    assert ([f.entity for f in now], [f.entity for f in later]) == (["pb1/nic0", "pa1"], ["pb1"])
+
+
+def test_only_a_release_asks_for_a_judging_again(monkeypatch) -> None:
+    """The isolation policy hands ``again`` the entities each wave released, once each."""
+    card = Finding("pb1/gpu0", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "card", {})
+    asked: list[set[str]] = []
+
+    def wave(findings, ctx, confirm_enabled, released_at, now, steps, first):
+        steps += [IsolationStep(f.entity, f.entity_kind, Action.RELEASE, "not reproduced") for f in findings]
+        return []
+
+    monkeypatch.setattr(isolation, "_wave", wave)
+
+    class Ctx:
+        known: frozenset = frozenset()
+
+    isolation.isolation_steps([card], Ctx(), True, lambda e: None, datetime.now(timezone.utc),  # type: ignore[arg-type]
+                              again=lambda released: asked.append(set(released)) or [])
+    assert asked == [{"pb1/gpu0"}]
