@@ -90,3 +90,20 @@ def test_only_a_release_asks_for_a_judging_again(monkeypatch) -> None:
     isolation.isolation_steps([card], Ctx(), True, lambda e: None, datetime.now(timezone.utc),  # type: ignore[arg-type]
                               again=lambda released: asked.append(set(released)) or [])
     assert asked == [{"pb1/gpu0"}]
+
+
+def test_a_spine_over_every_leaf_explains_no_slower_than_its_own_factor(tmp_path: Path) -> None:
+    """A culprit every card of a group sits under cannot be run without (spine x2 carries every pair of
+    the cross group between pa, pc and pd): the group is judged by the spine's own measured factor (0.6)
+    against the group's. pa1's NIC at 0.4 above 128 MiB makes it slower than 0.6 explains: before, the
+    group was left to the spine and the NIC never named (groups.beyond_culprits)."""
+    code, res = _gate(tmp_path, ["{type: slow_switch, target: 'spine:x2', factor: 0.6}",
+                                 "{type: slow_nic, target: pa1, port: 1, factor: 0.4, above: 128M}"])
+    assert code == 1
+    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
+    beyond = stress["beyond_culprits"]["cross:gpu0"]
+    assert (beyond["entity"], round(beyond["factor"], 1)) == ("spine:x2", 0.6), beyond
+    assert beyond["measured"] < 0.6 * 0.8 and beyond["from_bytes"] > 128 << 20, beyond
+    named = {f["entity"]: f for f in res["findings"] if f["severity"] in ("warning", "critical")}
+    assert "pa1/nic0" in named, sorted(named)
+    assert "cross:gpu0" not in stress.get("explained", {}), stress

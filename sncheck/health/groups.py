@@ -292,6 +292,42 @@ def explainers(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topol
     return set().union(*(_sits_on(e, k, mine, cards, topo) for e, k in known))
 
 
+def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: frozenset[tuple[str, str]],
+                    factors: dict[str, float], topo: "Topology", rule: "Rule | None") -> dict[str, dict]:
+    """Of the slow groups in ``members`` (those no rerun without their culprits' cards could tell: a
+    culprit every card of the group, or all but one, sits under), those slower than their culprits'
+    own measured factors explain: at a bandwidth-bound size (the time its peers predict at least ten
+    times what they predict at the sweep's smallest size, its latency) the group reads below the
+    lowest factor of the named culprits on it (``factors``: each one's finding's) times the group's
+    bar, so another fault beside them acts there. A culprit explains what it predicts within the
+    bar, never more: a card at 0.7 on a two-card host whose link to its mate runs at 0.3 above 128 MiB
+    (the host group reads 0.21 at 1 GiB), a spine at 0.6 over every leaf beside a NIC at 0.4 above
+    128 MiB. A culprit with no measured factor (a dead link, a host down) explains its groups whole.
+    Group -> the culprit (the lowest factor's), its factor, the group's worst value and the smallest
+    such size."""
+    if frame.empty or not members:
+        return {}
+    bar = bars(rule)
+    frame = frame[frame["group"].isin(list(members)) & (frame["basis"] != "none")]
+    latency = frame.groupby(["group", "collective"])["expected_us"].transform("min").astype(float)
+    frame = frame[frame["expected_us"].astype(float) >= latency / BANDWIDTH_BOUND]
+    bad = frame[slow(frame, bar)]
+    out: dict[str, dict] = {}
+    for group, rows_of in bad.groupby("group", sort=True):
+        cards = members[str(group)]
+        on = [(e, k) for e, k in sorted(known) if _sits_on(e, k, set(cards), cards, topo)]
+        if not on or any(e not in factors for e, _ in on):
+            continue
+        entity, kind = min(on, key=lambda c: factors[c[0]])
+        limit = np.where(rows_of["basis"] == "design", bar["design_below"], bar["below"]) * factors[entity]
+        worse = rows_of[rows_of["value"].astype(float).to_numpy() < limit]
+        if not worse.empty:
+            out[str(group)] = {"entity": entity, "entity_kind": kind, "factor": round(factors[entity], 4),
+                               "measured": round(float(worse["value"].astype(float).min()), 4),
+                               "from_bytes": int(worse["size_bytes"].min())}
+    return out
+
+
 def _sits_on(entity: str, kind: str, mine: set[str], cards: list[str], topo: "Topology") -> set[str]:
     """The cards of the group (``mine``) that one culprit is on, as its paths cross it; none: it is not
     on the group's paths (the one reading :func:`explained`, :func:`explainer` and :func:`explainers` share)."""
@@ -336,12 +372,15 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     worst: dict[tuple[str, EntityKind], Finding] = {}  # one finding an entity: its worst group's
     for group, rows_of in bad.groupby("group", sort=True):
         cards = group_members(str(group), ctx.topo)
-        if not cards or explained(cards, ctx.known, ctx.topo):
+        beyond = ctx.beyond.get(str(group))
+        if not cards or (beyond is None and explained(cards, ctx.known, ctx.topo)):
             continue
+        if beyond is not None:  # slower than its culprit explains: judged from where it is (beyond_culprits)
+            rows_of = rows_of[rows_of["size_bytes"] >= beyond["from_bytes"]]
         over = spans(str(group), ctx.topo)
         entities = group_entities(str(group), ctx.topo)
         for entity, kind in entities:
-            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule, [e for e, _ in entities])
+            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule, [e for e, _ in entities], beyond)
             had = worst.get((entity, kind))
             groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
             if had is None or f.evidence["measured"] < had.evidence["measured"]:
@@ -365,7 +404,7 @@ def _one_of(entity: str, kind: EntityKind, named: list[str]) -> str:
 
 
 def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, entity: str, kind: EntityKind,
-             rule: "Rule", named: list[str]) -> Finding:
+             rule: "Rule", named: list[str], beyond: dict | None = None) -> Finding:
     worst = rows_of.loc[rows_of["value"].astype(float).idxmin()]
     first = int(rows_of["size_bytes"].min())
     sizes = sorted({int(s) for s in rows_of["size_bytes"]})
@@ -376,10 +415,15 @@ def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, ent
     message = (f"{kind} {entity}: collective group {group} ({ranks} ranks{where}): {rule.summary} against {against}: "
                f"{worst['collective']} at {_size(int(worst['size_bytes']))} took {worst['time_us']:.1f} us where "
                f"{against} predict {worst['expected_us']:.1f} us ({worst['value']:.2f}x); slow at {len(sizes)} of "
-               f"the sweep's sizes from {_size(first)}; no card, link or host named inside it explains that")
+               f"the sweep's sizes from {_size(first)}; " + (
+                   "no card, link or host named inside it explains that" if beyond is None else
+                   f"{beyond['entity_kind']} {beyond['entity']}, named on it, measured {beyond['factor']:.2f} and "
+                   "explains no slower"))
     evidence = {"measured": round(float(worst["value"]), 4), "expected": 1.0, "unit": "x predicted",
                 "group": group, "groups": [group], "collective": str(worst["collective"]), "sizes": sizes,
                 "smallest_bytes": first, "against": str(worst["basis"])}
+    if beyond is not None:
+        evidence["beyond"] = dict(beyond)
     if where:  # no one supernode holds it: the fabric its pairs cross (or each supernode), none as the culprit
         message += f"; not localised: {_one_of(entity, kind, named)}"
         evidence.update(localised=False, supernodes=over)

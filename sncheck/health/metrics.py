@@ -48,6 +48,10 @@ class DetectContext:
     # Known host or supernode culprits the explanation could not tell from their cards
     # (evidence ``separated: false``): a per-card measurement still judges their cards.
     untold: frozenset[str] = frozenset()
+    # Slow groups a named culprit sits on that read slower than its own measured factor explains
+    # (the stress layer's groups.beyond_culprits: group -> the culprit, its factor, the size from
+    # which): the group rule judges them from there, as no culprit's
+    beyond: dict = field(default_factory=dict)
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
         """The cards the known culprits hold (with the retest's suspect, unless ``subject``

@@ -54,6 +54,8 @@ class LayerContext:
     # entity's pairwise-collective or drift verdict (DetectContext.known)
     known: frozenset[tuple[str, str]] = frozenset()
     untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards (DetectContext)
+    factors: dict = field(default_factory=dict)  # of them, each one's measured factor (its finding's evidence)
+    beyond: dict = field(default_factory=dict)  # groups slower than their culprits' factors explain (DetectContext)
     # the layer's plan when the run built it already (its faults' check, for these options and
     # no --targets): the layer takes it (take_plan) rather than build it again
     plan: Any = None
@@ -66,7 +68,7 @@ class LayerContext:
 
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
-                             known=self.known, untold=self.untold)
+                             known=self.known, untold=self.untold, beyond=self.beyond)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 
 from sncheck.model import host_of
-from sncheck.health.groups import explained, explainer, explainers, slow_sizes
+from sncheck.health.groups import beyond_culprits, explained, explainer, explainers, group_busbw, slow_sizes
 from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import failing_groups, suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
@@ -181,7 +181,14 @@ def run(ctx: LayerContext) -> dict:
     # a group a culprit of an earlier layer explains is no cause (the group rule names it no more: r8-36's
     # cross group, slow through n1's NIC that connectivity named, took the narrowing from 6 pairs to 496)
     why = {g: e for g in slow_at if (e := explainer(list(groups[g]), ctx.known, ctx.topo)) is not None}
-    unexplained = {g: s for g, s in slow_at.items() if g not in why}
+    # one no rerun could tell (every card of it, or all but one, under the culprit) is judged by the culprit's
+    # own measured factor against the group's: slower than that explains, it is unexplained from there
+    if alone := {g: list(groups[g]) for g in why if g not in sources}:
+        ctx.beyond = beyond_culprits(group_busbw(rows, ctx.detect_context()), alone, ctx.known, ctx.factors, ctx.topo,
+                                     rule)
+    why = {g: e for g, e in why.items() if g not in ctx.beyond}
+    unexplained = {g: s for g, s in slow_at.items() if g not in why} | {
+        g: b["from_bytes"] for g, b in ctx.beyond.items()}
     # suspects compare groups of one rank count (health/suspects.py); one slow against peers of other
     # rank counts (through the cost model, the group rule) at the narrowing's sizes points at cards too
     if shown := {g for g, s in unexplained.items() if s <= top}:
@@ -196,6 +203,8 @@ def run(ctx: LayerContext) -> dict:
         summary["again"] = reruns
     if slow_at:
         summary["slow_groups"] = dict(sorted(slow_at.items()))
+    if ctx.beyond:  # the groups slower than their culprits' own factors explain (groups.beyond_culprits)
+        summary["beyond_culprits"] = dict(sorted(ctx.beyond.items()))
     if why:  # the culprit each explained slow group was left to (the report says what its retest told)
         summary["explained"] = {g: {"entity": e, "entity_kind": k} for g, (e, k) in sorted(why.items())}
     if suspects:

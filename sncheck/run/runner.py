@@ -344,13 +344,14 @@ class Run:
         assert self.backend is not None, "resolve() first"
         known: frozenset[tuple[str, str]] = frozenset()  # the culprits the layers so far named
         untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards
+        factors: dict[str, float] = {}  # of them, each one's measured factor (groups.beyond_culprits)
         for spec in self.playbook.layers:
             module = LAYER_MODULES[spec.name]
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
             ctx = self.context(emit, options, rows, reference=self.references.get(spec.name),
                                targets=self.scoped, gate=self.gate)
             ctx.plan = self.plans.pop(spec.name, None)
-            ctx.known, ctx.untold = known, untold
+            ctx.known, ctx.untold, ctx.factors = known, untold, dict(factors)
             summary: dict = {}
             try:
                 if not self.design and self.opts.calibrate:  # part of the first layer: a hang cuts it short
@@ -366,6 +367,8 @@ class Run:
             if spec.name == stress.NAME:  # what it left to a culprit the retest releases is judged again (rejudge)
                 self.rejudge = Rejudge(ctx, summary)
             known |= {(f.entity, f.entity_kind) for f in culprits}
+            factors |= {f.entity: float(x) for f in culprits if isinstance(x := f.evidence.get("factor"), (int, float))
+                        and 0 < x < 1}
             untold |= {f.entity for f in culprits
                        if f.entity_kind in ("host", "supernode") and f.evidence.get("separated") is False}
             yield LayerOutcome(spec, summary, found)
