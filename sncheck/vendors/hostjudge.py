@@ -170,8 +170,9 @@ class FactJudge:
         the ones it listed at its first read in this run; else nothing."""
         now = {str(r["fact"]): tuple(r["ids"]) for r in rows
                if r.get("status") == "ok" and isinstance(r.get("ids"), (list, tuple)) and r["ids"]}
+        named = {i for ids in now.values() for i in ids}   # (one card's id in several facts: asked once)
         with self._lock:
-            self.last_ids[host] = frozenset(i for ids in now.values() for i in ids if unique_id(i))
+            self.last_ids[host] = frozenset(i for i in named if unique_id(i))
             first = self.first_ids.setdefault(host, {})
             changed = [(fact, first[fact], ids) for fact, ids in now.items() if fact in first and first[fact] != ids]
             for fact, ids in now.items():
