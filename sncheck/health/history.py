@@ -23,10 +23,10 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import EntityKind, Finding, RunRecord, Severity, is_cable, run_duration
+from sncheck.model import EntityKind, Finding, RunRecord, is_cable, run_duration
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
-from sncheck.store.results import read_record
+from sncheck.store.results import finding_from_json, read_record
 from sncheck.store.rundir import read_frames
 from sncheck.store.state import StateStore
 
@@ -385,9 +385,7 @@ def _named(found: list[dict[str, Any]]) -> tuple[Finding, ...]:
     out = []
     for f in found:
         try:
-            out.append(Finding(str(f["entity"]), EntityKind(f["entity_kind"]), str(f.get("layer") or ""),
-                               str(f.get("rule") or ""), Severity(f.get("severity") or "info"), "",
-                               f["evidence"] if isinstance(f.get("evidence"), dict) else {}))
+            out.append(finding_from_json(f))
         except (KeyError, ValueError):  # a kind or severity no reader knows: the store set it aside
             continue
     return tuple(out)
