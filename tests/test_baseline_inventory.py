@@ -137,3 +137,27 @@ def test_a_baseline_from_the_state_store_leaves_out_a_released_nics_card(tmp_pat
     assert "node003/gpu2" not in cards["scale_out"] and "node003/gpu2" in cards["scale_up"]
     assert "node003/gpu1" in cards["scale_out"] and made["left_out"] == ["node003/nic2"]
     assert "left out the card levels" in r.output and "node003/nic2" in r.output
+
+
+def test_a_card_the_baseline_left_out_is_judged_against_its_tier(fleets, tmp_path: Path) -> None:
+    """review18 #10: a baseline leaves out a card its run named (released or not); the next clean run
+    with it failed on that card's supernode ('baseline-not-judged', critical), every night. The card is
+    judged against its tier's baseline value instead: clean passes, slowed it is named."""
+    tmp, _ = fleets
+    assert invoke("baseline", "make", tmp / "demo", "--out", tmp_path / "b.json").exit_code == 0
+    made = json.loads((tmp_path / "b.json").read_text())
+    for tier in made["metrics"]["p2p_bandwidth"]["card"].values():
+        tier.pop("node003/gpu2", None)  # as baseline make leaves a named card out
+    (tmp_path / "b.json").write_text(json.dumps(made))
+    clean = invoke("connectivity", "-i", DEMO, "--backend", "mock", "--baseline", tmp_path / "b.json",
+                   "--seed", "4", "--out", tmp_path / "clean", "-q")
+    assert clean.exit_code == 0, clean.output
+    faults = tmp_path / "f.yaml"
+    faults.write_text("faults: [{type: slow_card, target: node003/gpu2, factor: 0.85}]\n")
+    slow = invoke("connectivity", "-i", DEMO, "--backend", "mock", "--baseline", tmp_path / "b.json",
+                  "--faults", faults, "--seed", "4", "--out", tmp_path / "slow", "-q")
+    found = json.loads((tmp_path / "slow/results.json").read_text())["findings"]
+    assert not any(f["rule"] == "baseline-not-judged" for f in found), found
+    named = {(f["entity"], f["rule"]) for f in found}
+    related = {(f["entity"], r["rule"]) for f in found for r in f["evidence"].get("related", [])}
+    assert ("node003/gpu2", "p2p-bandwidth-below-baseline") in named | related, (slow.output, named)

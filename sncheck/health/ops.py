@@ -254,9 +254,11 @@ class _Sides:
 DERIVED_CARDS = ("rank_skew",)  # per-card measurements of collectives: a slow card's compute shows in them
 
 
-def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
-    """A pair's baseline from its cards' own histories: the lower of the two (as
-    Python's ``min(a, b)``: a when b is NaN, NaN when a is). One lookup per tier."""
+def _per_card_reference(cells: pd.DataFrame, per_card: dict, per_tier: dict) -> pd.Series:
+    """A pair's baseline from its cards' own histories: the lower of the two where both have one,
+    the one that has one, else its tier's (``per_tier``). A card a baseline left out (named in its
+    run: review18 #10) is judged against its tier, never skipped; a baseline holding no level of any
+    card measured here is another fleet's (H23-05): no pair has a reference. One lookup per tier."""
     a = np.full(len(cells), np.nan)
     b = np.full(len(cells), np.nan)
     tiers = cells["tier"].astype(str).to_numpy()
@@ -266,7 +268,10 @@ def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
             table = pd.Series(values, dtype=float)
             a[at] = table.reindex(cells["src"][at].astype(str)).to_numpy()
             b[at] = table.reindex(cells["dst"][at].astype(str)).to_numpy()
-    return pd.Series(np.where(b < a, b, a), index=cells.index)
+    ref = np.fmin(a, b)
+    if np.isnan(ref).any() and not np.isnan(ref).all():
+        ref = np.where(np.isnan(ref), pd.Series(tiers).map(per_tier).astype(float).to_numpy(), ref)
+    return pd.Series(ref, index=cells.index)
 
 
 def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
@@ -280,7 +285,7 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
         return []
     base = base or {}
     if rule.params["key"] == "card" and base.get("card"):
-        ref = _per_card_reference(cells, base["card"])  # tier -> card -> value
+        ref = _per_card_reference(cells, base["card"], base.get("tier") or {})  # tier -> card -> value
     else:
         ref = cells["tier"].astype(str).map(base.get("tier", {})).astype(float)
     known = ref.notna().to_numpy(bool)
