@@ -59,11 +59,13 @@ def test_wrong_results_no_rule_localises_are_a_finding(tmp_path: Path) -> None:
                                   "  - name: collective-wrong-results\n    enabled: false\n"))
     results = _run(tmp_path, "--rules", str(rules))
     wrong = {f["entity"]: f for f in results["findings"] if f["rule"] == WRONG_NOT_LOCALISED}
-    # host:node002 names its host; rail:sn0:gpu1 and domain:sn0 the supernode
-    assert set(wrong) == {"node002", "sn0"}, sorted(wrong)
-    assert wrong["node002"]["severity"] == "critical" and wrong["node002"]["evidence"]["measured"] > 0
-    assert "host:node002" in wrong["node002"]["evidence"]["groups"]
-    assert not wrong["sn0"]["evidence"]["localised"]
+    # host:node002 and rail:sn0:gpu1 cross at node002/gpu1, which domain:sn0 holds too: the card, not its
+    # host and supernode (review18 #8: one card's corruption held 32 cards)
+    assert set(wrong) == {"node002/gpu1"}, sorted(wrong)
+    card = wrong["node002/gpu1"]
+    assert card["severity"] == "critical" and card["evidence"]["measured"] > 0 and not card["evidence"]["localised"]
+    assert {"host:node002", "rail:sn0:gpu1", "domain:sn0"} <= set(card["evidence"]["groups"]), card
+    assert "cross only at it" in card["message"]
 
 
 def _rows(wrong: dict[str, int]) -> pd.DataFrame:
@@ -90,6 +92,12 @@ def test_only_a_wrong_value_finding_on_the_group_localises_it() -> None:
     other = _finding("node003/gpu1", EntityKind.CARD, "collective-wrong-results")
     assert wrong_not_localised("stress", rows, TOPO, [mine], values) == []
     assert [f.entity for f in wrong_not_localised("stress", rows, TOPO, [other], values)] == ["node002"]
+    # host and rail groups crossing at one card that every wrong group holds: that card
+    grid = _rows({"host:node002": 8, "rail:sn0:gpu1": 4, "domain:sn0": 16})
+    assert [f.entity for f in wrong_not_localised("stress", grid, TOPO, [], values)] == ["node002/gpu1"]
+    # a domain group that does not hold it (another supernode's): no crossing explains them all
+    apart = _rows({"host:node002": 8, "rail:sn0:gpu1": 4, "domain:sn1": 16})
+    assert sorted(f.entity for f in wrong_not_localised("stress", apart, TOPO, [], values)) == ["node002", "sn0", "sn1"]
     # folded into another finding, it still localises
     lead = _finding("node002/gpu1", EntityKind.CARD, "collective-pair-slow")
     lead.folded.append(mine)

@@ -488,9 +488,12 @@ def wrong_not_localised(layer: str, rows: pd.DataFrame, topo: Topology, found: S
                         value_rules: set[str]) -> list[Finding]:
     """The collective groups (not the narrowing's pairs) that gave wrong results where none of
     ``found`` from a rule of ``value_rules`` (the rules of :data:`WRONG_METRIC`) names a card of
-    theirs, a link between two, or their host: one critical finding on each entity
-    :func:`group_entities` names, saying it is not localised. A timing culprit explains no wrong
-    value (the cost model: a wrong value costs no time), so only those findings localise one."""
+    theirs, a link between two, or their host: one critical finding on each entity that holds
+    them, saying no pair localised it. Where the host and rail groups among them cross at one or
+    two cards that every such group holds, those cards (as the narrowing's suspects are found:
+    review18 #8, one card's corruption held its whole supernode); else each group's
+    :func:`group_entities`. A timing culprit explains no wrong value (the cost model: a wrong value
+    costs no time), so only those findings localise one."""
     coll = kind_rows(rows, "collective", ["group", "group_kind", "wrong", "size_bytes"])
     if coll.empty:
         return []
@@ -498,21 +501,35 @@ def wrong_not_localised(layer: str, rows: pd.DataFrame, topo: Topology, found: S
     bad = coll[(coll["group_kind"] != "pair") & (wrong > 0)].assign(wrong=wrong)
     named = frozenset((f.entity, str(f.entity_kind)) for f in found
                       if f.rule in value_rules or any(g.rule in value_rules for g in f.folded))
+    left = {str(g): (set(members), int(of["wrong"].sum()), sorted({int(s) for s in of["size_bytes"]}))
+            for g, of in bad.groupby("group", sort=True)
+            if (members := group_members(str(g), topo)) and not explained(members, named, topo)}
+    cross = _crossing(left)
     out: dict[tuple[str, EntityKind], Finding] = {}
-    for group, of in bad.groupby("group", sort=True):
-        cards = group_members(str(group), topo)
-        if not cards or explained(cards, named, topo):
-            continue
-        total, sizes = int(of["wrong"].sum()), sorted({int(s) for s in of["size_bytes"]})
-        for entity, kind in group_entities(str(group), topo):
+    for group, (held, total, sizes) in left.items():
+        where = ([(c, EntityKind.CARD) for c in sorted(held & cross, key=natural_key)] if cross
+                 else group_entities(group, topo))
+        for entity, kind in where:
             had = out.get((entity, kind))
-            groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
+            groups = sorted({group} | set(had.evidence["groups"] if had else ()))
             count = total + (had.evidence["measured"] if had else 0)
+            at = "the groups giving them cross only at it; " if kind == EntityKind.CARD else ""
             out[(entity, kind)] = Finding(
                 entity, kind, layer, WRONG_NOT_LOCALISED, SEVERITY,
                 f"{kind} {entity}: collective group{'s' if len(groups) > 1 else ''} {', '.join(groups[:8])}"
                 f"{' ...' if len(groups) > 8 else ''} gave {count} wrong elements (at {len(sizes)} of its sizes "
-                f"from {sizes[0]} B); no card or link of it is named for wrong results: not localised",
+                f"from {sizes[0]} B); {at}no card or link of it is named for wrong results by a pair: not localised",
                 {"measured": count, "expected": 0, "unit": "wrong elements", "groups": groups,
                  "sizes": sizes, "localised": False})
     return list(out.values())
+
+
+def _crossing(left: dict[str, tuple[set[str], int, list[int]]]) -> set[str]:
+    """The one or two cards where the host groups and the rail groups of ``left`` cross, where every
+    group of ``left`` holds one of them; else none."""
+    hosts = [cards for g, (cards, _, _) in left.items() if g.startswith("host:")]
+    rails = [cards for g, (cards, _, _) in left.items() if g.startswith("rail:")]
+    cross = {c for h in hosts for r in rails for c in h & r}
+    if not cross or len(cross) > 2 or not all(cards & cross for cards, _, _ in left.values()):
+        return set()
+    return cross
