@@ -194,7 +194,9 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         bars = Bars(RATE, (bar_of(rule, 0),))
         expected = 0 if rule.op == "counter_nonzero" else bound_of(rule)[1]
         paths = paths_of(ctx)
-        return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
+        given = {c for c, r in ctx.shown if r == rule.name}  # a retest's other suspects named by it: found already
+        given_codes = np.flatnonzero(np.isin(np.asarray(paths.cards, dtype=object), list(given))) if given else None
+        return _findings(explain(tiers, paths, bars, given=given_codes), tiers, bars, rules, expected, paths)
     bars, how = _level(rules, ctx)
     tiers = summarise(cells, ctx.topo, cache=ctx.cache, **how)
     del cells  # the summaries are what the search reads (the frame may be its last reader's)
@@ -249,13 +251,14 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
 
 
 def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel(),
-            listed: frozenset[str] = frozenset()) -> list[Culprit]:
+            listed: frozenset[str] = frozenset(), given: np.ndarray | None = None) -> list[Culprit]:
     """The fewest culprits that explain every measurement of one kind (sncheck.health.explain);
-    ``listed``: end entities a host's listing names at fault (:func:`listed_nics`)."""
+    ``listed``: end entities a host's listing names at fault (:func:`listed_nics`); ``given``: card
+    codes a symptom kind takes as culprits found already (:func:`sncheck.health.rates.explain_rates`)."""
     tiers = {t: x for t, x in tiers.items() if len(x.a)}
     if not tiers:
         return []
-    return explain_rates(tiers, paths) if bars.mode == RATE else Level(tiers, paths, bars, model, listed).run()
+    return explain_rates(tiers, paths, given) if bars.mode == RATE else Level(tiers, paths, bars, model, listed).run()
 
 
 def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:

@@ -52,6 +52,7 @@ class DetectContext:
     # (the stress layer's groups.beyond_culprits: group -> the culprit, its factor, the size from
     # which): the group rule judges them from there, as no culprit's
     beyond: dict = field(default_factory=dict)
+    shown: frozenset[tuple[str, str]] = frozenset()  # (card, rule): a retest's other suspects' (rates.explain_rates)
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
         """The cards the known culprits hold (with the retest's suspect, unless ``subject``

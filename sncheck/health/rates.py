@@ -20,8 +20,14 @@ from sncheck.health.pairgroups import codes
 from sncheck.topology import SCALE_OUT
 
 
-def explain_rates(tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
-    return _Rate(tiers, paths).run()
+def explain_rates(tiers: Mapping[str, Tier], paths: Paths, given: np.ndarray | None = None) -> list[Culprit]:
+    """The culprits of a symptom kind. ``given``: card codes found already for this symptom
+    (``DetectContext.shown``: another suspect of a retest's wave, named by this rule): each
+    explains the symptoms of its pairs whatever their number, and is no culprit again. A
+    retest measures a link's end with few controls: r12-27's corrupting card, its one control
+    pair corrupted in its dead link's retest, was named a new link "between two otherwise
+    healthy cards" (one partner is no card) and isolated."""
+    return _Rate(tiers, paths).run(given)
 
 
 class _Rate:
@@ -30,8 +36,12 @@ class _Rate:
     def __init__(self, tiers: Mapping[str, Tier], paths: Paths) -> None:
         self.tiers, self.paths = tiers, paths
 
-    def run(self) -> list[Culprit]:
+    def run(self, given: np.ndarray | None = None) -> list[Culprit]:
         left = {t: x.exceptions() for t, x in self.tiers.items()}
+        for t, x in self.tiers.items():  # the symptoms of culprits found already: theirs
+            at = left[t]
+            if given is not None and len(given) and len(at):
+                left[t] = at[~(np.isin(x.a[at], given) | np.isin(x.b[at], given))]
         cards: dict[int, dict[str, np.ndarray]] = {}  # card code -> tier -> exception pairs it explains
         nics: set[int] = set()
         while True:

@@ -56,6 +56,10 @@ class LayerContext:
     untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards (DetectContext)
     factors: dict = field(default_factory=dict)  # of them, each one's measured factor (its finding's evidence)
     beyond: dict = field(default_factory=dict)  # groups slower than their culprits' factors explain (DetectContext)
+    # the suspects of the retest wave under way (hard ones included: isolation._wave), and each one's cards with
+    # the rules that named it ((card, rule, suspect): confirm.confirm), culprits found already in the others' retests
+    wave: tuple = ()
+    shown: frozenset[tuple[str, str, str]] = frozenset()
     # the layer's plan when the run built it already (its faults' check, for these options and
     # no --targets): the layer takes it (take_plan) rather than build it again
     plan: Any = None

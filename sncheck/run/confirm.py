@@ -145,21 +145,21 @@ def _emit_as(ctx: LayerContext, tag: str | None):
 def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dict[str, Retest]:
     """Retest each suspect; return entity -> :class:`Retest`."""
     suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode", "nic", "switch")]
+    ctx.shown = frozenset((c, s.rule, f.entity) for f in ctx.wave or suspects for s in symptoms(f) for c in cards_of(f, ctx.topo))
     # never a control: any suspect of this wave, or a culprit named before it (ctx.known)
     bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic", "switch")
          for c in cards_of(e, ctx.topo, k)}
     bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"} | {e for e, k in ctx.known if k == "host"}
-    # A domain judged slow inside (every symptom judged on its own tiers) still carries a
-    # NIC's pairs at the NIC's speed: its cards are fair controls over the scale-out network
-    # (a 2-domain cluster with one domain slow has no other far side for the other's NIC).
+    # A domain judged slow inside (every symptom judged on its own tiers) still carries a NIC's pairs at the NIC's
+    # speed: its cards are fair controls over the scale-out network (a 2-domain cluster with one domain slow has no
+    # other far side for the other's NIC).
     inside = {c for f in suspects if f.entity_kind == "supernode" and _judged_inside(f)
               for c in cards_of(f, ctx.topo)}
     inside -= {c for f in suspects if f.entity_kind != "supernode" for c in cards_of(f, ctx.topo)}
-    # A switch carries scale-out pairs only: the cards behind it (a spine: every card under
-    # its leaves) are fair controls inside hosts and domains (with a spine suspect, an
-    # intra-host link's retest had no control left and stayed quarantined).
-    # A cable named before (known as a link) is one too: its cards were no control inside a
+    # A switch carries scale-out pairs only: the cards behind it (a spine: every card under its leaves) are fair
+    # controls inside hosts and domains (with a spine suspect, an intra-host link's retest had no control left and
+    # stayed quarantined). A cable named before (known as a link) is one too: its cards were no control inside a
     # domain, and r10-13's slow card beside a cable down stayed quarantined with no peer.
     behind = {c for f in suspects if switchlike(f) for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if on_fabric(e, k) for c in cards_of(e, ctx.topo, k)}
@@ -183,11 +183,12 @@ def _judged_inside(f: Finding) -> bool:
 
 
 def _dctx(ctx: LayerContext, subject: Finding | None = None) -> DetectContext:
-    """Judging a retest: the suspect is the subject (judged afresh); every other suspect
-    is a known culprit whose pairs feed no other entity's drift or collective verdict."""
+    """Judging a retest: the suspect is the subject (judged afresh); every other suspect of its wave is,
+    for the rules that named it, a culprit found already (``shown``: rates.explain_rates)."""
+    me = subject.entity if subject is not None else None
     known = ctx.known | ({(subject.entity, subject.entity_kind)} if subject is not None else set())
-    return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history,
-                         known=frozenset(known), subject=subject.entity if subject is not None else None)
+    return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history, known=frozenset(known),
+                         subject=me, shown=frozenset((c, r) for c, r, e in ctx.shown if e != me))
 
 
 class Window:
@@ -323,11 +324,10 @@ class Window:
                 self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind in ("switch", "link")
             if not peers and not own:
                 continue  # no known-good controls on this tier
-            # A domain's, a host's, a switch's or a link's own pairs are re-measured against
-            # the design bar even with no control beside them (a one-host inventory, as on
-            # the local backend, where the suspect links cover every card; a leaf carrying a
-            # whole rail); a shared machine's load then shows in its load, not in a control,
-            # and a bar judged against the controls has too few partners (never a release).
+            # A domain's, a host's, a switch's or a link's own pairs are re-measured against the design bar even with
+            # no control beside them (a one-host inventory, as on the local backend, where the suspect links cover
+            # every card; a leaf carrying a whole rail); a shared machine's load then shows in its load, not in a
+            # control, and a bar judged against the controls has too few partners (never a release).
             self.controls |= set(peers)
             measured.append(tier)
             for _ in range(self.repeats):  # only pairs of the symptom's tier

@@ -136,6 +136,7 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
     """Quarantine, retest and decide one wave of findings (into ``steps``); returns the
     findings its retests raised on their controls."""
     suspects = [f for f in findings if suspect(f)]
+    ctx.wave = tuple(suspects)  # those isolated on hard evidence included: culprits in the others' retests
     # within the noise of its bar (sncheck.run.nearbar): only a retest beyond it isolates, and
     # with none allowed it is not judged (inconclusive), never released as healthy
     near = {f.entity for f in suspects if is_near(f)}
