@@ -34,7 +34,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.rows import host_fact_row
-from sncheck.vendors import digits
+from sncheck.vendors import crash, digits
 from sncheck.vendors import listing as listings
 from sncheck.vendors.delivery import unwrap
 
@@ -186,7 +186,7 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
     text = unwrap(stdout)
     try:
-        parsed = cmd.parse(text)  # as `sncheck parse` reads it: one front, one judgement
+        parsed = crash.read(cmd.parse, text)  # as `sncheck parse` reads it: one front, one judgement
     except ParseError as e:
         if exit_code not in (0, None):
             return None, failure_rows(host, cmd, "error",

@@ -20,7 +20,7 @@ from typing import Any
 
 from sncheck.errors import ConfigError, ParseError
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.vendors import after_end, digits, kernel_log, listing, nccl_inspector, nccl_ras, registry
+from sncheck.vendors import after_end, crash, digits, kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.withheld import withheld
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap_lines
@@ -164,7 +164,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, platform: str | 
     first = text.count("\n", 0, len(text) - len(output)) + 1  # the output's first line in the file
     body, origins = unwrap_lines(output, stamped=views()[tool].stamped)
     def read(t: str) -> Any:
-        return parser(t, **hints) if hints else parser(t)
+        return crash.read(parser, t, **hints)
 
     try:
         data = read(body)
