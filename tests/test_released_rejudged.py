@@ -107,3 +107,28 @@ def test_a_spine_over_every_leaf_explains_no_slower_than_its_own_factor(tmp_path
     named = {f["entity"]: f for f in res["findings"] if f["severity"] in ("warning", "critical")}
     assert "pa1/nic0" in named, sorted(named)
     assert "cross:gpu0" not in stress.get("explained", {}), stress
+
+
+@pytest.mark.parametrize("faults, culprit", [
+    # review18 #1 addendum: a transient NIC made cross:gpu0 slow from 128 MiB; the 0.3x link beside it
+    # above 128 MiB showed at 1 GiB alone: the narrowing (and the group's retest) measured 128 MiB only
+    (["{type: slow_nic, target: pb1, port: 1, factor: 0.5, transient: true}",
+      "{type: degraded_link, target: 'pb1/gpu0<->pd1/gpu0', factor: 0.3, above: 128M}"], "pb1/gpu0<->pd1/gpu0"),
+    # review18 #1 addendum 3: a transient leaf hiccup hid a persistent NIC under it
+    (["{type: slow_switch, target: 'leaf:tor-b', factor: 0.5, transient: true}",
+      "{type: slow_nic, target: pb1, port: 1, factor: 0.4, above: 128M}"], "pb1/nic0"),
+], ids=["nic-hides-a-link-full-tor", "leaf-hides-its-nic-full-tor"])
+def test_a_released_explainer_is_narrowed_at_the_groups_largest_slow_size(tmp_path: Path, faults: list[str],
+                                                                        culprit: str) -> None:
+    """On r10's full inv-tor both exited 0 after the judging again, then 1 with four supernodes quarantined
+    ('reproduced, not localised') once the group's retest measured its largest slow size too; the
+    narrowing there names the culprit."""
+    plan, out = tmp_path / "faults.yaml", tmp_path / "run"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    inv = Path(__file__).resolve().parent / "data/scenarios-r10/inv-tor.yaml"
+    r = CliRunner().invoke(main, ["run", "pre-upgrade-gate", "-i", str(inv), "--backend", "mock", "--faults",
+                                  str(plan), "--seed", "1", "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    ends = {s["entity"]: s["action"] for s in res["isolation"]}
+    assert r.exit_code == 1 and ends.get(culprit) == "isolate", ends
+    assert not any(e in ends for e in ("pa", "pb", "pc", "pd")), ends  # no supernode held for it

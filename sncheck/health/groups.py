@@ -257,13 +257,16 @@ def slow(frame: pd.DataFrame, bar: dict[str, float]) -> pd.Series:
     return (frame["value"].astype(float) < limit) & (frame["excess_us"].astype(float) >= floor)
 
 
-def slow_sizes(rows, ctx: "DetectContext", rule: "Rule | None" = None, above: int = 0) -> dict[str, int]:
+def slow_sizes(rows, ctx: "DetectContext", rule: "Rule | None" = None, above: int = 0,
+               largest: bool = False) -> dict[str, int]:
     """Each slow group and the smallest size it was slow at (the stress narrowing's size); ``above``:
     the smallest above that size (a group slow at its small sizes through one fault, and at its
-    large ones through another acting only there)."""
+    large ones through another acting only there); ``largest``: the largest instead (where a fault
+    acting above a size shows, whatever another culprit made slow below it)."""
     frame = group_busbw(rows, ctx)
     bad = frame[slow(frame, bars(rule)) & (frame["size_bytes"] > above)]
-    return {str(k): int(v) for k, v in bad.groupby("group")["size_bytes"].min().items()}
+    sizes = bad.groupby("group")["size_bytes"]
+    return {str(k): int(v) for k, v in (sizes.max() if largest else sizes.min()).items()}
 
 
 def explained(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topology") -> bool:
