@@ -132,3 +132,28 @@ def test_a_released_explainer_is_narrowed_at_the_groups_largest_slow_size(tmp_pa
     ends = {s["entity"]: s["action"] for s in res["isolation"]}
     assert r.exit_code == 1 and ends.get(culprit) == "isolate", ends
     assert not any(e in ends for e in ("pa", "pb", "pc", "pd")), ends  # no supernode held for it
+
+
+def test_a_slow_cards_late_launch_is_its_own_not_another_fault() -> None:
+    """r11-07 (after 2e8b6e0): a card at 0.5 on a two-card host also launches ~50 us late (the cost model);
+    at 16 MiB its host group read 0.29 against its peers, below 0.8 x 0.5, and was named beside the card.
+    The culprit predicts its peers' time over its factor plus the measured wait: within that, it is the
+    card's; slower still, another fault's."""
+    import pandas as pd
+    from sncheck.health.groups import beyond_culprits
+    topo = Topology(load_inventory(Path(__file__).resolve().parent / "data/scenarios-r11/inv-dualrail.yaml"))
+    host = next(h for h in topo.hosts if len(topo.cards_of_host(h)) == 2)
+    card, mate = topo.cards_of_host(host)
+    frame = pd.DataFrame({"group": [f"host:{host}"] * 2, "collective": ["all_to_all"] * 2,
+                          "size_bytes": [8, 16 << 20], "expected_us": [3.0, 31.0], "time_us": [53.0, 106.0],
+                          "value": [3 / 53, 31 / 106], "excess_us": [50.0, 75.0], "noise_us": [0.5, 0.5],
+                          "basis": ["peers"] * 2})
+    members = {f"host:{host}": [card, mate]}
+    known = frozenset({(card, "card")})
+    late = pd.Series([50.0, 50.0], index=pd.MultiIndex.from_tuples(
+        [(f"host:{host}", "all_to_all", 8), (f"host:{host}", "all_to_all", 16 << 20)]))
+    assert beyond_culprits(frame, members, known, {card: 0.5}, topo, None, late) == {}
+    assert f"host:{host}" in beyond_culprits(frame, members, known, {card: 0.5}, topo, None)  # as it was
+    # twice as slow again as its factor and its wait say: another fault's
+    slower = frame.assign(time_us=[53.0, 212.0], value=[3 / 53, 31 / 212])
+    assert f"host:{host}" in beyond_culprits(slower, members, known, {card: 0.5}, topo, None, late)

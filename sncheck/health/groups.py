@@ -295,8 +295,23 @@ def explainers(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topol
     return set().union(*(_sits_on(e, k, mine, cards, topo) for e, k in known))
 
 
+def launch_spread(rows) -> pd.Series:
+    """Per (group, collective, size): how late its last rank launched after its first (the median over
+    repeats of the ranks' skew range). A slow card launches late (the cost model: ``(1/s - 1) 50 us``,
+    measured here, not assumed): the group's time holds that wait before any byte moves."""
+    ranks = kind_rows(rows, "rank", ["group", "collective", "size_bytes", "repeat", "skew_us"])
+    if ranks.empty:
+        return pd.Series(dtype=float)
+    ranks = ranks.astype({"group": str, "collective": str, "skew_us": float})
+    per = ranks.groupby(["group", "collective", "size_bytes", "repeat"], observed=True)["skew_us"]
+    spread = (per.max() - per.min()).groupby(level=[0, 1, 2], observed=True).median()
+    spread.index = spread.index.set_levels(spread.index.levels[2].astype(np.int64), level=2)
+    return spread
+
+
 def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: frozenset[tuple[str, str]],
-                    factors: dict[str, float], topo: "Topology", rule: "Rule | None") -> dict[str, dict]:
+                    factors: dict[str, float], topo: "Topology", rule: "Rule | None",
+                    late: pd.Series | None = None) -> dict[str, dict]:
     """Of the slow groups in ``members`` (those no rerun without their culprits' cards could tell: a
     culprit every card of the group, or all but one, sits under), those slower than their culprits'
     own measured factors explain: at a bandwidth-bound size (the time its peers predict at least ten
@@ -306,8 +321,11 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
     bar, never more: a card at 0.7 on a two-card host whose link to its mate runs at 0.3 above 128 MiB
     (the host group reads 0.21 at 1 GiB), a spine at 0.6 over every leaf beside a NIC at 0.4 above
     128 MiB. A culprit with no measured factor (a dead link, a host down) explains its groups whole.
-    Group -> the culprit (the lowest factor's), its factor, the group's worst value and the smallest
-    such size."""
+    ``late`` (:func:`launch_spread`): a slow card also launches late, a wait its factor does not
+    say; the culprit predicts the group's peers' time over its factor plus that measured wait
+    (r11-07: a card at 0.5 on a two-card host, 50 us late, read 0.29 at 16 MiB and its host was
+    named beside it). Group -> the culprit (the lowest factor's), its factor, the group's worst value
+    and the smallest such size."""
     if frame.empty or not members:
         return {}
     bar = bars(rule)
@@ -322,7 +340,14 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
         if not on or any(e not in factors for e, _ in on):
             continue
         entity, kind = min(on, key=lambda c: factors[c[0]])
-        limit = np.where(rows_of["basis"] == "design", bar["design_below"], bar["below"]) * factors[entity]
+        expected = rows_of["expected_us"].astype(float).to_numpy()
+        wait = np.zeros(len(rows_of))
+        if late is not None and len(late):
+            at = pd.MultiIndex.from_arrays([rows_of["group"].astype(str), rows_of["collective"].astype(str),
+                                            rows_of["size_bytes"].astype(np.int64)])
+            wait = np.nan_to_num(late.reindex(at).to_numpy(float))
+        predicted = expected / (expected / factors[entity] + wait)  # the value the culprit alone gives
+        limit = np.where(rows_of["basis"] == "design", bar["design_below"], bar["below"]) * predicted
         worse = rows_of[rows_of["value"].astype(float).to_numpy() < limit]
         if not worse.empty:
             out[str(group)] = {"entity": entity, "entity_kind": kind, "factor": round(factors[entity], 4),

@@ -7,7 +7,8 @@ import time
 from dataclasses import replace
 
 from sncheck.model import host_of
-from sncheck.health.groups import beyond_culprits, explained, explainer, explainers, group_busbw, slow_sizes
+from sncheck.health.groups import (beyond_culprits, explained, explainer, explainers, group_busbw, launch_spread,
+                                   slow_sizes)
 from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import failing_groups, suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
@@ -185,7 +186,7 @@ def run(ctx: LayerContext) -> dict:
     # own measured factor against the group's: slower than that explains, it is unexplained from there
     if alone := {g: list(groups[g]) for g in why if g not in sources}:
         ctx.beyond = beyond_culprits(group_busbw(rows, ctx.detect_context()), alone, ctx.known, ctx.factors, ctx.topo,
-                                     rule)
+                                     rule, launch_spread(rows))
     why = {g: e for g, e in why.items() if g not in ctx.beyond}
     unexplained = {g: s for g, s in slow_at.items() if g not in why} | {
         g: b["from_bytes"] for g, b in ctx.beyond.items()}
