@@ -161,3 +161,19 @@ def test_a_card_the_baseline_left_out_is_judged_against_its_tier(fleets, tmp_pat
     named = {(f["entity"], f["rule"]) for f in found}
     related = {(f["entity"], r["rule"]) for f in found for r in f["evidence"].get("related", [])}
     assert ("node003/gpu2", "p2p-bandwidth-below-baseline") in named | related, (slow.output, named)
+
+
+@pytest.mark.parametrize("topology", [[1, 2], "sn0", {"supernodes": {"sn0": ["node001"]}}, {"supernodes": [["node001"]]}])
+def test_a_record_whose_topology_is_no_mapping_is_refused_in_one_line(fleets, tmp_path: Path, topology) -> None:
+    """review18 #3: `diff` and `baseline make` of a results.json whose topology is a list raised an
+    internal error (exit 3, a crash log): named_rows and the summaries read it unchecked."""
+    tmp, _ = fleets
+    run = tmp_path / "run"
+    shutil.copytree(tmp / "demo", run)
+    record = json.loads((run / "results.json").read_text())
+    record["topology"] = topology
+    (run / "results.json").write_text(json.dumps(record))
+    for args in (("baseline", "make", run, "--out", tmp_path / "b.json"), ("diff", tmp / "demo", run)):
+        r = invoke(*args)
+        assert r.exit_code == 2, (args, r.output)
+        assert "topology is not a mapping" in r.output and "internal error" not in r.output, r.output

@@ -152,6 +152,12 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
         # read as critical, silently: a record whose gate was edited or another tool's (hostile round 18, H18-13)
         raise ConfigError(f"gate {str(gate)[:40]!r} is no severity ({', '.join(Severity)}): not a run's results.json",
                           where)
+    topo = data.get("topology")
+    sns = topo.get("supernodes") if isinstance(topo, dict) else None
+    if topo is not None and not (isinstance(topo, dict) and (sns is None or (
+            isinstance(sns, list) and all(isinstance(sn, dict) for sn in sns)))):
+        # read unchecked by baseline make's and the summaries' readers: an internal error (review18 #3)
+        raise ConfigError("topology is not a mapping whose supernodes are mappings: not a run's results.json", where)
     try:
         layers = []
         for layer in data.get("layers") or []:
