@@ -31,7 +31,8 @@
 What says each output is whole (the grammar below): a Test block ends with its ``Aggregate
 (CPU)`` line, a p2p table with its ``Averages`` line (and the run with the tables P2P_MODE
 names), the a2a summary with its ``Aggregate bandwidth (CPU Timed)`` line, the scaling sweep
-with its ``Best`` line; every matrix row holds a cell per column. Self-copy cells (the
+with its ``Best`` line; every matrix row holds a cell per column, and is printed once (a row label
+read twice is another copy spliced in: an error). Self-copy cells (the
 diagonal, N/A or a local copy rate) are kept as printed; checks read GPU->GPU cells off the
 diagonal.
 """
@@ -292,6 +293,9 @@ def parse_transferbench(text: str) -> dict[str, Any]:
                 cur.setdefault("stats", {}).setdefault(kind, {})[last_row] = row
                 continue
             last_row = m.group(1) + (f" {kind}" if kind and kind != "->" else "")
+            if last_row in cur["rows"]:  # each row printed once (PrintResults): another copy spliced in (review18 #7)
+                errors.append(f"matrix row '{last_row}' printed twice: the output is not as printed")
+                continue
             cur["rows"][last_row] = row
             if cur["extra"]:
                 cur.setdefault("row_totals", {})[last_row] = dict(zip(cur["extra"], vals[len(cur["columns"]):]))

@@ -10,6 +10,9 @@
                    "sum": 552.26, "cv": 0.01}},
      "waived": 4, "errors": []}
 
+Each matrix row is printed once (a row label read twice in one matrix is another copy spliced in:
+an error, never the last copy's values).
+
 The diagonal is null (``N/A`` in newer versions, ``0.00`` in older ones: a GPU does not
 copy to itself). A test that started and printed no matrix is an error, with the tool's
 own failure text (``Invalid value when checking the pattern``, ``Aborted (core dumped)``)
@@ -148,6 +151,9 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
             row, values = cells[0], cells[1:]
             if len(values) != len(cur["columns"]):
                 errors.append(f"row {row} has {len(values)} cells for {len(cur['columns'])} columns")
+            if row in cur["matrix"]:  # each row printed once: another copy spliced in (review18 #7)
+                errors.append(f"row {row} printed twice in {cur['title'] or 'a matrix'}: the output is not as printed")
+                continue
             cur["matrix"][row] = {c: _cell(v, row, c, cur["title"]) for c, v in zip(cur["columns"], values)}
         elif _TOOL_FAILURE.search(line) and not _HEADER.match(line):
             errors.append(line)
