@@ -86,11 +86,17 @@ def test_transient_jitter_is_released_and_persistent_slow_card_isolated(tmp_path
     outcome, found = run(tmp_path, [
         "{type: jittery_card, target: node005/gpu0, probability: 0.2, factor: 10, transient: true}",
         "{type: slow_card, target: node003/gpu2, factor: 0.85}"], 2)
-    assert found == {("node005/gpu0", "card"), ("node003/gpu2", "card")}
+    assert {("node005/gpu0", "card"), ("node003/gpu2", "card")} <= found
+    # the groups the jittery card was said to explain are judged again once it is released (release18,
+    # sncheck/run/rejudge.py): slow in the sweep through the jitter, they are measured again by their own
+    # retest and released too, on record at info; nothing else gates or is isolated
+    others = found - {("node005/gpu0", "card"), ("node003/gpu2", "card")}
+    assert {e for e, _ in others} <= {"node005", "sn0"}, others
     final = {i["entity"]: i["action"] for i in outcome.results["isolation"] if i["action"] != "quarantine"}
-    assert final == {"node005/gpu0": "release", "node003/gpu2": "isolate"}
+    assert final == {"node005/gpu0": "release", "node003/gpu2": "isolate", **{e: "release" for e, _ in others}}
     confirmed = {f["entity"]: f["evidence"]["confirmed"] for f in outcome.results["findings"]}
-    assert confirmed == {"node005/gpu0": False, "node003/gpu2": True}
+    assert confirmed == {"node005/gpu0": False, "node003/gpu2": True, **{e: False for e, _ in others}}
+    assert [f["entity"] for f in outcome.results["findings"] if f["gates"]] == ["node003/gpu2"]
 
 
 def test_faint_slow_card_is_found(tmp_path):
