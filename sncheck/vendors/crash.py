@@ -26,9 +26,7 @@ def read(parse: Callable[..., Any], text: str, **hints: Any) -> Any:
     """``parse(text, **hints)``; an exception of :data:`CRASHES` raised as a :class:`ParseError`."""
     try:
         return parse(text, **hints) if hints else parse(text)
-    except ParseError:
-        raise
-    except CRASHES as e:
+    except CRASHES as e:  # (a ParseError is none of them: it passes as raised)
         raise ParseError(f"holds what no output of its tool prints: {_said(e)}") from e
 
 
