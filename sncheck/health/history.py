@@ -373,11 +373,6 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
     return out
 
 
-def is_pair_link(entity: str) -> bool:
-    """A link between two cards (not a NIC's cable to its leaf, nor a leaf-to-spine cable)."""
-    return not is_cable(entity)
-
-
 def _named(found: list[dict[str, Any]]) -> tuple[Finding, ...]:
     """A stored run's findings as :func:`named_rows` reads them (the store keeps no ``about``:
     each is taken as about the hardware, so a check's host is left out too: a baseline loses
@@ -400,7 +395,7 @@ def _without_named(summ: dict, found: tuple[Finding, ...]) -> tuple[dict, list[s
     switch or cable leave it out, and a link (one pair of many under a median) does not. A
     supernode's hosts are not in the store: a run with a supernode named gives no card level."""
     cards = [(k, e, m) for k, e, m in summ if k == "card" and "/" in m]
-    found = tuple(f for f in found if not (f.entity_kind == EntityKind.LINK and is_pair_link(f.entity)))
+    found = tuple(f for f in found if not (f.entity_kind == EntityKind.LINK and not is_cable(f.entity)))  # a card link
     if not found or not cards:
         return summ, []
     if any(f.entity_kind == EntityKind.SUPERNODE for f in found):
