@@ -174,6 +174,39 @@ def amd_smi_json(rng: random.Random) -> Iterator[Variant]:
                           count=n)
 
 
+@generator("amd-smi-json")
+def amd_smi_json_commands(rng: random.Random) -> Iterator[Variant]:
+    """The documents amd-smi prints other than a list of GPUs (sncheck/vendors/amd/amd_smi_json.py, from
+    amdsmi_cli's logger and commands): 26.x's one object (combine_arrays_to_json: gpu_data with cpu_data,
+    xgmi_metric's list of lists with link_status), version's [self.output], and a record no command
+    prints among amd-smi's (an error: that record is no amd-smi output, the others kept)."""
+    n = rng.choice((2, 4, 8))
+    gpus = [{"gpu": i, "asic": {"market_name": "AMD Instinct MI300X", "oam_id": i},
+             "bus": {"bdf": f"0000:{0x05 + 0x20 * i:02x}:00.0", "max_pcie_width": 16}} for i in range(n)]
+    cpus = [{"cpu": 0, "smu": {"fw_version": "85.90.0"}, "interface_version": {"proto version": 6}}]
+    text = "$ amd-smi static --json\n" + json.dumps({"cpu_data": cpus, "gpu_data": gpus}, indent=4) + "\n"
+    yield Variant("amd-smi-json", f"26.x static: cpu_data and gpu_data of {n} GPUs", text,
+                  (("len(gpus)", n), ("len(cpus)", 1), (f"gpus[gpu={n - 1}].bus.bdf", gpus[-1]["bus"]["bdf"])), count=n)
+    metric = [{"gpu": i, "bdf": g["bus"]["bdf"], "link_metrics": {
+        "bit_rate": {"value": 32, "unit": "Gb/s"}, "max_bandwidth": {"value": 512, "unit": "Gb/s"}, "link_type": "XGMI",
+        "links": [{"gpu": k, "bdf": h["bus"]["bdf"], "read": {"value": rng.randrange(10**6), "unit": "KB"},
+                   "write": {"value": 0, "unit": "KB"}} for k, h in enumerate(gpus)]}} for i, g in enumerate(gpus)]
+    status = [{"gpu": i, "bdf": g["bus"]["bdf"], "link_status": ["U"] * (n - 1) + ["D"] * (8 - n)}
+              for i, g in enumerate(gpus)]
+    text = json.dumps({"xgmi_metric": [metric], "link_status": status}, indent=4) + "\n"
+    yield Variant("amd-smi-json", f"26.x xgmi -m -l: xgmi_metric and link_status of {n} GPUs", text,
+                  (("len(gpus)", n), ("gpus[gpu=1].link_metrics.links[1].read.value",
+                                      metric[1]["link_metrics"]["links"][1]["read"]["value"]),
+                   ("len(link_status)", n)), count=n)
+    version = [{"tool": "AMDSMI Tool", "version": "26.1.0+7d0d0b4", "amdsmi_library_version": "26.1.0",
+                "rocm_version": "7.1.0", "amdgpu_version": "6.16.6", "amd_hsmp_driver_version": "N/A"}]
+    yield Variant("amd-smi-json", "version --json", "$ amd-smi version --json\n" + json.dumps(version, indent=4) + "\n",
+                  (("len(gpus)", 0), ("version.rocm_version", "7.1.0")))
+    foreign = [*gpus[:2], {"gpu": 2, "hostname": "node7", "owner": "ops"}]
+    yield Variant("amd-smi-json", "a record no amd-smi command prints among its GPUs", json.dumps(foreign, indent=4) + "\n",
+                  (("len(gpus)", 2),), fails=True, finding="device record 3 of 3 is no amd-smi record")
+
+
 # amd-smi's failure prints (ROCm/amdsmi amdsmi_cli): its init's logging.error before the CLI's
 # basicConfig (the root logger's 'LEVEL:name:' form), and the exceptions amdsmi_cli.py's
 # _print_error prints alone (amdsmi_cli_exceptions.py: '<message> Error code: <value>'; in

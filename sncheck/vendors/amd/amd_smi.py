@@ -18,8 +18,10 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
   --profile``'s PROFILES): only items follow it at that depth, a ``KEY: value`` there is no line
   amd-smi prints (an unrecognised line).
 
-``parse_amd_smi_json`` (``amd-smi-json``): ``amd-smi <view> --json`` -- a list of GPUs,
-``{"gpu_data": [...]}``, or a single object (a ``jq`` fragment) -- as ``{"gpus": [...]}``.
+``parse_amd_smi_json`` (``amd-smi-json``): ``amd-smi <command> --json`` -- a list of device records,
+26.x's one object (``{"gpu_data": [...], "link_status": [...]}``), version's object, or a section a
+``jq`` kept -- as ``{"gpus": [...]}`` (26.x's other parts and ``version`` under their names); a JSON
+value that is none of amd-smi's (its keys no command's record) refused: :mod:`sncheck.vendors.amd.amd_smi_json`.
 
 ``parse_amd_smi_monitor`` (``amd-smi-monitor``)::
 
@@ -50,7 +52,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
-from sncheck.vendors.amd import amd_smi_watch
+from sncheck.vendors.amd import amd_smi_json, amd_smi_watch
 from sncheck.vendors.amd.amd_smi_keys import KEYS
 from sncheck.vendors.amd.amd_smi_records import cut_records
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
@@ -316,16 +318,8 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
         # the CLI's exception in --json (amdsmi_cli_exceptions.py: json_message), printed alone
         return {"tool": "amd-smi-json", "gpus": [],
                 "errors": [f"amd-smi failed: {doc['error']} (code {doc['code']}): not measured", *errors]}
-    if isinstance(doc, dict) and isinstance(doc.get("gpu_data"), list):
-        gpus = doc["gpu_data"]
-    elif isinstance(doc, list):
-        gpus = doc
-    elif isinstance(doc, dict):
-        gpus = [doc]
-    else:
-        raise ParseError("JSON is neither a list nor an object", tool="amd-smi-json")
-    return {"tool": "amd-smi-json", "gpus": [g if isinstance(g, dict) else {"value": g} for g in gpus],
-            "errors": errors}
+    gpus, extra, foreign = amd_smi_json.records(doc, whole)  # ParseError: no amd-smi output
+    return {"tool": "amd-smi-json", "gpus": gpus, **extra, "errors": foreign + errors}
 
 
 def _monitor_cells(row: str) -> list[str]:
