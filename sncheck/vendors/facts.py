@@ -218,7 +218,7 @@ def listing_problems(cmd: FactCommand, text: str, parsed: dict[str, Any], expect
     left_out = listings.left_out(cmd.view, text)
     if cmd.listing is None:
         return left_out
-    found = left_out + ([cut] if (cut := listings.cut_mid_line(text)) else [])
+    found = left_out + ([cut] if (cut := listings.cut_mid_line(text, cmd.listing.closing)) else [])
     # an empty listing is the tool saying there is none (no NVLink): the view's check judges that
     cards = expect.cards if cmd.listing.cards and expect.cards > 0 and listings.count(cmd.listing, parsed) else None
     found += listings.check(cmd.view, parsed, cards, listings={cmd.view: cmd.listing})

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sncheck.vendors import jsonprefix
@@ -60,6 +60,10 @@ class Listing:
     # A value outside it (a link layer 'I', a count '', a unit-bearing cell without its unit) is a line
     # cut mid-way whose paste then ended with a newline (cuts15, issue 28): an error naming it, never a value
     formats: tuple[tuple[str, str, str], ...] = ()
+    # whole lines the tool's source prints last (nvbandwidth's printInfo footer): a last line without its
+    # newline that is one of them, whole, ends a whole output whose file lost only its final newline (an
+    # editor, a paste: harvest 28's nvbandwidth v0.8 run); a cut inside it leaves a prefix, no such line
+    closing: tuple[str, ...] = ()
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
@@ -85,16 +89,19 @@ def _whole_document(body: str, last: str) -> bool:
     return bool(re.fullmatch(r"\s*</[\w:.-]+>\s*", last)) and body.lstrip().startswith("<")
 
 
-def cut_mid_line(body: str) -> str | None:
+def cut_mid_line(body: str, closing: Collection[str] = ()) -> str | None:
     """Tools end every line with a newline. A last line without one was cut mid-way unless it
     ends in a word that also ends another line of the output ("Ethernet", "GB/s") or closes a
     JSON or XML document (whose own parser checks it is whole), or is a table rule the output
-    printed whole before. A number, a key without its value or trailing blanks there are a cut."""
+    printed whole before, or is one of ``closing``, the whole lines the view's tool prints last
+    (:attr:`Listing.closing`). A number, a key without its value or trailing blanks there are a cut."""
     if not body or body.endswith("\n"):
         return None
     last = body.rsplit("\n", 1)[-1]
     if not last.strip():
         return None  # trailing blanks only
+    if last in closing:
+        return None
     token = last.split()[-1]
     if _whole_document(body, last):
         return None

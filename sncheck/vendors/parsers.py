@@ -175,7 +175,8 @@ def parse_text(tool: str, text: str, expect: int | None = None, platform: str | 
         said = withheld(e.message, body, lambda k: after_end.line_in_file(k, first, origins))
         raise e if said == e.message else ParseError(said, tool=e.tool, line=e.line) from e
     if isinstance(data, dict):
-        found = [cut] if (cut := listing.cut_mid_line(body)) else []
+        closing = view.listing.closing if (view := views()[tool]).listing else ()
+        found = [cut] if (cut := listing.cut_mid_line(body, closing)) else []
         if at := digits.misread(read, body, data):  # a number in another script's digits (digits.py)
             found.append(f"line {after_end.line_in_file(at[0], first, origins)}: {digits.refusal(at[1])}")
         found += listing.left_out(tool, body, first, origins)

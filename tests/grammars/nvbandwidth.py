@@ -87,6 +87,11 @@ def nvbandwidth(rng: random.Random) -> Iterator[Variant]:
             values.append(("len(tests)", ran))
             yield Variant("nvbandwidth", f"{version} {n} GPUs {len(names)} tests{' fails' if fail else ''}",
                           "\n".join(lines) + "\n", tuple(values), fails=fail, count=ran, end=end, elide=devices)
+            if minor >= 6 and not fail:
+                # the file saved without printInfo's last newlines (harvest 28's v0.8 run): its last line,
+                # 'Performance can vary ... topology.' whole, ends a whole output (nvbandwidth.CLOSING)
+                yield Variant("nvbandwidth", f"{version} {n} GPUs saved without its final newline",
+                              "\n".join(lines).rstrip("\n"), tuple(values), count=ran, end=end, elide=devices)
     yield Variant("nvbandwidth", "CUDA error", "nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\n"
                   "CUDA Runtime Version: 12040\nCUDA Driver Version: 12040\nDriver Version: 550.54.15\n\n"
                   "Device 0: NVIDIA H100 80GB HBM3 (00000000:18:00)\n\nRunning host_to_device_memcpy_ce.\n"

@@ -58,6 +58,10 @@ GRAMMAR = {"nvbandwidth": Grammar(
            "the first test or at the end from v0.6"),
     end="none printed for the run: each testcase ends at its SUM (every version), then its COEFFICIENT_OF_VARIATION "
         "(v0.10); a GPU x GPU matrix has a row per column; the testcases against the judge's count (--expect N). "
+        "From v0.6 main() ends with Output::printInfo (output.cpp @ v0.6, v0.7, v0.8): 'NOTE: The reported results "
+        "may not reflect ...', 'Performance can vary with software drivers, hardware clocks, and system topology.', "
+        "a blank: that last line whole with no newline after it is a file that lost its final newline, not a cut "
+        "(CLOSING; harvest 28's v0.8 run saved so). "
         "A reporter's '...' is read over the 'Device N' lines alone (between 'Driver Version' or a device and a "
         "device, the first test or a Waived line: no value is read from them); anywhere else it left values out: not whole",
     failures=("' Invalid value when checking the pattern at 0x...' and ' Current offset [ a/b ]' (the data check), "
@@ -66,6 +70,10 @@ GRAMMAR = {"nvbandwidth": Grammar(
     values=("version, driver_version, tests{NAME: {title, unit (GB/s or ns), columns, matrix{row: {column: value "
             "or null}}, sum, cv}}, waived (the count of Waived lines), errors"),
 )}
+
+# the line Output::printInfo prints last (output.cpp @ v0.6 to v0.8, after every testcase): whole, a file that
+# ends in it without its newline lost only that newline (listing.Listing.closing)
+CLOSING = ("Performance can vary with software drivers, hardware clocks, and system topology.",)
 
 # a reporter's markdown quote on the Running line alone ('> Running NAME.': GitHub's lazy continuation
 # quotes the matrix under it too, nvbandwidth issue 24); the delivery layer takes a quote off only where

@@ -67,7 +67,7 @@ VENDOR = Vendor(
         "dcgmi-diag": View(dcgmi.parse_dcgmi_diag, Listing("GPU", ("gpus",))),
         # a testcase's matrix is one CPU row or a row per GPU, by its title: not compared between testcases
         "nvbandwidth": View(nvbandwidth.parse_nvbandwidth, Listing("testcase", ("tests",), ("tests.*.matrix",),
-                                                                   optional=("matrix",))),
+                                                                   optional=("matrix",), closing=nvbandwidth.CLOSING)),
     },
     platforms={p.name: p for p in (NVL72, HGX)},
     default_checks=checks.DEFAULT_CHECKS,
