@@ -57,3 +57,17 @@ def test_a_jq_section_and_a_cut_record_are_still_read() -> None:
     assert amd_smi.parse_amd_smi_json('{"type": "HBM", "size": {"value": 196592, "unit": "MB"}}')["gpus"][0]["type"] == "HBM"
     cut = amd_smi.parse_amd_smi_json('[\n    {\n        "gpu": 0,\n        "power": {"socket_power": "N/A"}\n    },\n    {\n')
     assert cut["gpus"][0]["gpu"] == 0 and any("cut short" in e for e in cut["errors"])
+
+
+def test_the_simulated_hccn_tool_prints_the_vendor_s_net_health_status() -> None:
+    """hccn_link_down's -net_health line is tool_ops.c's 'net health status: Socket fail' (g_net_health_status[1]);
+    the simulator printed faultdiag 910A capture's 'Socket failed', a wording no source prints (parse30)."""
+    from sncheck.vendors.ascend import sim
+    from sncheck.vendors.ascend.hccn_tool_grammar import NET_HEALTH
+
+    class Fault:
+        type, target = "hccn_link_down", "cm006/gpu2"
+
+    out = sim.outputs("cm006", 0, [Fault()])["roce_net_health"]
+    statuses = [ln.split(": ", 1)[1] for ln in out.splitlines() if ln.startswith("net health status: ")]
+    assert len(statuses) == 16 and statuses[2] == "Socket fail" and set(statuses) <= set(NET_HEALTH), statuses

@@ -117,7 +117,7 @@ FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
     _t("imex_down", "host", "platform", "NVL72: the IMEX node list shows the node not READY"),
     _t("xgmi_link_down", "card", "platform", "AMD: an XGMI link of the card is down"),
     _t("npu_alarm", "card", "platform", "Ascend: the NPU health shows Alarm on the device"),
-    _t("hccn_link_down", "card", "platform", "Ascend: the RoCE net_health shows Socket failed / link DOWN"),
+    _t("hccn_link_down", "card", "platform", "Ascend: the RoCE net_health shows Socket fail / link DOWN"),
 )}
 
 PROBE_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "probe")

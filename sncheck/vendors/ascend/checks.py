@@ -364,7 +364,7 @@ FACTS = {
     "super_pod_domain": ("(whole supernode)", "a node in another Super Pod than the rest of its supernode"),
     "sdid_unique": ("(whole supernode)", "two nodes report the same SDID (the 950, without one: Server Index)"),
     "roce_link": ("roce_link", "a RoCE port not UP (per NPU)"),
-    "roce_net_health": ("roce_net_health", "net_health other than Success (Init, Socket failed...) per NPU"),
+    "roce_net_health": ("roce_net_health", "net_health other than Success (Init, Socket fail...) per NPU"),
     "roce_optical": ("roce_optical", "module not present, Tx/Rx power outside the module's thresholds, LoS/LoL"),
     "roce_fec": ("roce_fec", "FEC other than RS"),
 }

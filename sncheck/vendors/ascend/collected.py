@@ -7,7 +7,7 @@ output, each output parsed by the view the command names (its grammar: :data:`GR
     {"tool": "ascend-collected", "datetime": "2024-09-09 13:13:44.179645" | null,
      "sections": [{"command": "hccn_tool -i 0 -net_health -g", "view": "hccn-net-health",
        "device": 0, "filter": null | "grep prese", "parsed": {...} | null, "error": null}],
-     "faults": ["`hccn_tool -i 0 -net_health -g`: net health Socket failed"], "errors": []}
+     "faults": ["`hccn_tool -i 0 -net_health -g`: net health Socket fail"], "errors": []}
 
 Each section is judged as ``sncheck parse VIEW`` judges that output alone (one parser, one
 judgement): its view's errors are the log's errors, its faults and the run checks' verdict

@@ -1,7 +1,7 @@
 """Parse ``hccn_tool`` views (the RoCE NIC of each NPU), one function per view
 (:mod:`.sweep` runs one view on every device).
 
-``parse_net_health`` -> ``{"net_health": "Success" | "Init" | "Socket failed" | ...}``;
+``parse_net_health`` -> ``{"net_health": "Success" | "Init" | "Socket fail" | ...}``;
 ``parse_link`` -> ``{"link": "UP" | "DOWN"}``; ``parse_fec`` -> ``{"fec": "rs FEC mode"}``;
 ``parse_optical`` -> ``{"present": "present", "values": {"Rx Power0": 1.0189, ...}
 (mW, mV, C, dB as numbers), "thresholds": {"RxPower Low": 0.1445, ...}, "flags":

@@ -100,8 +100,8 @@ def _one_line(flag: str, key: str, states: str, fault: str, value: str) -> Gramm
 # 54966640125, 54781384364), in its order 0x0..0x9; the Ascend PyTorch adapter guide's table (harvest25) agrees.
 NET_HEALTH = ("Success", "Socket fail", "Receive timeout", "Unreachable", "Time exceeded", "Fault", "Init",
               "Thread error", "Detect ip set", "Unknown")
-# 'Socket failed': the ascend-faultdiag 910A test input (fixtures/real/ascend/13) and the team's mock print it for
-# status 1; no source we hold prints it, an older driver's wording or an edit: read as status 1 is
+# 'Socket failed': the ascend-faultdiag 910A test input (fixtures/real/ascend/13) prints it for status 1; no source
+# we hold prints it, an older driver's wording or an edit: read as status 1 is (the simulator prints 'Socket fail')
 NET_HEALTH_WORDED = {"Socket failed": "Socket fail"}
 
 GRAMMAR = {

@@ -1,8 +1,8 @@
 """CloudMatrix384 node output for the simulator, from real captures, with the platform
 faults acted out: ``npu_alarm`` (the die's Health "Alarm" in ``npu-smi info`` and in its
 ``-t health``) and ``hccn_link_down`` (the NPU's ``hccn_tool -net_health`` "Socket
-failed", the line of the faultdiag capture ascend/13, and its ``-link`` DOWN; the RoCE
-plane only, the UB plane stays clean); ``ecc_uncorrectable`` (count) the die's HBM
+fail", as the 910B driver's tool_ops.c prints status 1: hccn_tool_grammar.NET_HEALTH, and its ``-link``
+DOWN; the RoCE plane only, the UB plane stays clean); ``ecc_uncorrectable`` (count) the die's HBM
 double-bit error counts in its ``-t ecc``. Captures: npu-smi info of an A3 node (ascend/10),
 -t health / -t ecc / a chip's -t board of the MindCluster doc (ascend/12), -t topo (ascend/06), spod-info
 (ascend/16, SDID per node), hccn_tool link and fec (ascend/11). No clean optical or
@@ -17,6 +17,7 @@ from typing import Any
 from sncheck.vendors.captures import capture
 from sncheck.vendors.sim import HostState, ToolOutput
 from sncheck.vendors.ascend import sweep
+from sncheck.vendors.ascend.hccn_tool_grammar import NET_HEALTH
 
 INFO = "ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
 DOC = "ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt"
@@ -25,7 +26,7 @@ _BASE_SDID = 16777216
 ACTED = {"ascend-cm384": {
     "ecc_uncorrectable": "npu-smi info -t ecc: the die's HBM Double Bit Error Count (and aggregate) = count",
     "npu_alarm": "npu-smi info: the die's Health Alarm; its -t health Alarm",
-    "hccn_link_down": "hccn_tool: the NPU's -link DOWN and -net_health Socket failed (RoCE plane only)",
+    "hccn_link_down": "hccn_tool: the NPU's -link DOWN and -net_health Socket fail (RoCE plane only)",
 }}
 RENDERED_CARDS = {"ascend-cm384": 16}  # the A3 node capture lists 16 dies
 
@@ -98,7 +99,10 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
     doc = capture(DOC)
     health = _after(doc, "/usr/local/bin/npu-smi info -i 0 -c 0 -t health").strip() + "\n"
     ecc = doc.split("-t ecc\n", 1)[1].split("/usr/local/bin")[0]
-    socket_failed = _after(capture(FAULTDIAG), "/usr/local/Ascend/driver/tools/hccn_tool -i 0 -net_health -g")
+    # tool_net_health_exec's TOOL_PRINT_INFO("net health status: %s", g_net_health_status[1]) (tool_ops.c of the
+    # ascend910B driver, the A3's): 'Socket fail'; faultdiag's 910A capture (ascend/13) says 'Socket failed', a
+    # wording no source we hold prints (parse30), so the simulator prints the grammar's
+    socket_failed = f"net health status: {NET_HEALTH[1]}"
     return {
         "info": info(alarm),
         "health": _sweep("health", 16, health, {d: health.replace(": OK", ": Alarm", 1) for d in alarm}),
