@@ -71,3 +71,17 @@ def test_the_simulated_hccn_tool_prints_the_vendor_s_net_health_status() -> None
     out = sim.outputs("cm006", 0, [Fault()])["roce_net_health"]
     statuses = [ln.split(": ", 1)[1] for ln in out.splitlines() if ln.startswith("net health status: ")]
     assert len(statuses) == 16 and statuses[2] == "Socket fail" and set(statuses) <= set(NET_HEALTH), statuses
+
+
+def test_ibqueryerrors_link_info_cut_or_edited_is_an_error_not_skipped() -> None:
+    """print_port_config's 'Link info:' line (-r) was skipped whatever it held; one cut inside its link, or under
+    no port, is now an error (ibqueryerrors.c @691953d)."""
+    head = 'Errors for "node11 HCA-1"\n   GUID 0x0002c90300005678 port 1: [LinkDownedCounter == 2]\n'
+    tail = ("\n## Summary: 1 nodes checked, 1 bad nodes found\n"
+            "##          2 ports checked, 1 ports have errors beyond threshold\n## Thresholds: \n## Suppressed:\n")
+    whole = '       Link info:     21   1[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'
+    assert parse_text("ibqueryerrors", head + whole + tail)["ports"][0]["link"]["state"] == "Down"
+    for bad in ('       Link info:     21   1[  ] ==(                Down/ Pol\n',
+                '       Link info:     21   2[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'):
+        got = parse_text("ibqueryerrors", head + bad + tail)
+        assert any("'Link info:' line not as ibqueryerrors prints it" in e for e in failures(got)), failures(got)

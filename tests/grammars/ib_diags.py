@@ -307,6 +307,39 @@ def ibqueryerrors(rng: random.Random) -> Iterator[Variant]:
                               tuple(values), fails=True, end=end + 1, finding="3 PMA query failures")
 
 
+@generator("ibqueryerrors")
+def ibqueryerrors_options(rng: random.Random) -> Iterator[Variant]:
+    """ibqueryerrors.c (linux-rdma/rdma-core 691953d): -r/--report-port's print_port_config line after each
+    numbered port ('       Link info: %6d' then '%4d[%2s] ==(%3s %18s %6s/%8s)==>  ' and the remote end, or a
+    down port's '(              %6s/%8s)' and no remote '           [  ] "" ( )'), and --counters'
+    print_data_cnts blocks ('Data Counters for 0x%lx "%s"', ' [%s == %lu (%5.3f%s)]' per data counter)."""
+    guid, name = 0x7cfe900300a5a2c0, "MF0;spine03:MQM9700/U1"
+    port, peer = rng.randrange(1, 65), rng.randrange(1, 3)
+    speed = rng.choice(("25.78125 Gbps", "53.125 Gbps", "106.25 Gbps"))
+    lines = [f'Errors for 0x{guid:x} "{name}"', f"   GUID 0x{guid:x} port ALL: [SymbolErrorCounter == 9]",
+             f"   GUID 0x{guid:x} port {port}: [SymbolErrorCounter == 9]",
+             f"       Link info: {3:6d}{port:4d}[  ] ==({'4X':>3} {speed:>18} {'Active':>6}/{'LinkUp':>8})==>  "
+             f'0x{0x0002c90300001234:016x} {17:6d} {peer:4d}[  ] "node09 HCA-1" ( )',
+             'Errors for "node11 HCA-1"', "   GUID 0x0002c90300005678 port 1: [LinkDownedCounter == 2]",
+             f"       Link info: {21:6d}{1:4d}[  ] ==(              {'Down':>6}/{'Polling':>8})==>             [  ] \"\" ( )",
+             "", "## Summary: 12 nodes checked, 2 bad nodes found",
+             "##          60 ports checked, 2 ports have errors beyond threshold", "## Thresholds: ", "## Suppressed:"]
+    yield Variant("ibqueryerrors", "-r: Link info after each port", "\n".join(lines) + "\n",
+                  (("ports[1].link.speed", speed), ("ports[1].link.remote.port", peer), ("ports[1].link.state", "Active"),
+                   ("ports[2].link.phys_state", "Polling"), ("ports[2].link.remote", None)), end=len(lines) - 1)
+    data = [f'Data Counters for 0x{guid:x} "{name}"',
+            f"   GUID 0x{guid:x} port {port}: [PortXmitData == 1024 (4.000KB)] [PortRcvData == 256 (1.000KB)] "
+            "[PortXmitPkts == 12 (12.000)] [PortRcvPkts == 3 (3.000)]",
+            'Data Counters for 0x2c90300005678 "node11 HCA-1"',
+            "   GUID 0x2c90300005678 port 1: [PortXmitData == 0 (0.000B)] [PortRcvData == 0 (0.000B)] "
+            "[PortXmitPkts == 0 (0.000)] [PortRcvPkts == 0 (0.000)]",
+            "", "## Summary: 2 nodes checked, 0 bad nodes found",
+            "##          2 ports checked, 0 ports have errors beyond threshold", "## Thresholds: ", "## Suppressed:"]
+    yield Variant("ibqueryerrors", "--counters: Data Counters blocks", "\n".join(data) + "\n",
+                  (("ports[0].device", name), ("ports[1].device", "node11 HCA-1"),
+                   ("ports[0].counters.port_xmit_data", 1024)), end=len(data) - 1)
+
+
 _SYSFS_NAMES = ("VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
                 "local_link_integrity_errors", "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors",
                 "port_rcv_packets", "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",

@@ -100,17 +100,28 @@ GRAMMAR = {
                  "checked, %d bad nodes found', '##          %d ports checked, %d ports have errors beyond threshold', "
                  "'## %s' (the thresholds: 'Thresholds: [name = v]...'), '##          %d PMA query failures' (only "
                  "when above zero), then report_suppressed's '## Suppressed:' with each suppressed field's name, "
-                 "always",),
-        lines="per node with errors: its 'Errors for' line, then a line per port (ALL first on a switch); then the "
-              "summary lines",
+                 "always",
+                 f"{_DIAGS} ibqueryerrors.c at linux-rdma/rdma-core 691953d (2026-08): -r/--report-port's "
+                 "print_port_config after each numbered port's line, '       Link info: %6d' (the port's LID, a "
+                 "switch's own) then '%4d[%2s] ==%s==>  %s': the port and its ext number, the link '(%3s %18s "
+                 "%6s/%8s)' (width, speed, state/phys state) or a down port's '(              %6s/%8s)', the remote "
+                 "'0x%016lx %6d %4d[%2s] \"%s\" (%s %s)' (guid, LID, port, ext, name, get_max_msg's 'Could be' width "
+                 "and speed) or none '           [  ] \"\" ( )'; --counters' print_data_cnts: 'Data Counters for "
+                 "0x%lx \"%s\"' and its ports' ' [%s == %lu (%5.3f%s)]' data counts (the same with --data after "
+                 "an error port's counts)"),
+        lines="per node with errors: its 'Errors for' line (--counters: 'Data Counters for'), then a line per port "
+              "(ALL first on a switch), each numbered port's 'Link info:' line after it under -r; then the summary lines",
         end="the '## Suppressed:' line after the '## Summary' and ports-checked lines (print_summary ends with "
             "report_suppressed, always; a paste cut before it may have lost the PMA query failures line); only nodes "
             "and ports with errors are listed: that is the tool's design",
-        failures="PMA query failures; 'Failed' and SA errors; a port line ending inside a '[NAME == N]' count, or "
+        failures="PMA query failures; 'Failed' and SA errors; a 'Link info:' line not as print_port_config prints "
+                 "it or not after its port's line (cut or edited: its link not read); "
+                 "a port line ending inside a '[NAME == N]' count, or "
                  "counts on a line of no port (a port's line wrapped or cut: errors). The counters it lists are over its "
                  "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
                  "--since their growth; a port listed now and not before: its growth unknown, not judged)",
-        values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
+        values="ports[{node, guid, port, counters{<sysfs name>: value}, link{lid, width, speed, state, phys_state, "
+               "remote{guid, lid, port, name} or null, could_be} (-r)}], summary{nodes, bad_nodes, ports, "
                "bad_ports}, errors",
     ),
     "ib-counters": Grammar(
@@ -205,7 +216,17 @@ _PQ_WHERE = r"(?:Lid (\d+)|DR path slid \d+; dlid \d+; [\d,]+)"
 _PQ_HEADER = re.compile(rf"^# Port (?:extended )?counters: {_PQ_WHERE} port (\d+|ALL|255)\b", re.I)
 _PQ_OTHER_HEADER = re.compile(rf"^# (\w+) counters: {_PQ_WHERE} port (\d+|ALL|255)\b")  # common_func's sets
 _PQ_LINE = re.compile(r"^([A-Za-z0-9]+):\.*\s*(\S+)\s*$")
-_IQE_NODE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
+# print_results' node line, and print_data_cnts' under --counters ('Data Counters for 0x%lx "%s"': its ports' data counts)
+_IQE_NODE = re.compile(r'^(?:Errors|Data Counters) for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
+# print_port_config (-r/--report-port), after a port's line: '       Link info: %6d' (the port's LID, a switch's
+# own), '%4d[%2s] ==%s==>  %s' (port, its ext number, the link, the remote end); the link '(%3s %18s %6s/%8s)' (width,
+# speed, state/phys state) or, down, '(              %6s/%8s)'; the remote '0x%016lx %6d %4d[%2s] "%s" (%s %s)' (guid,
+# LID, port, ext, name, get_max_msg's 'Could be' width and speed) or '           [  ] "" ( )' (none)
+_IQE_LINK = re.compile(r"^Link info:\s+(\d+)\s*(\d+)\[\s*(\d*)\] ==\((.*)\)==>\s+(.*?)\s*$")
+_IQE_LINK_UP = re.compile(r"^\s*(\S+)\s+(.+?)\s+(\w+)/\s*(\w+)$")
+_IQE_LINK_DOWN = re.compile(r"^\s*(\w+)/\s*(\w+)$")
+_IQE_REMOTE = re.compile(r'^(0x[0-9a-fA-F]+)\s+(\d+)\s+(\d+)\[\s*(\d*)\] "(.*)" \((.*)\)$')
+_IQE_NO_REMOTE = re.compile(r'^\[\s*\] "" \( ?\)$')
 _IQE_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):(.*)$")
 _IQE_COUNT = re.compile(r"\[(\w+) == (\d+)(?: \([^)]*\))?\]")
 _SYSFS_LINE = re.compile(r"^(?:.*/)?([^/\s]+)/ports/(\d+)/counters/(\w+):\s*(\S+)\s*$")
@@ -320,6 +341,13 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
             continue
         if m := _IQE_NODE.match(line):
             node = m.group(2)
+        elif line.startswith("Link info:"):
+            if (link := _iqe_link(line)) is None or not ports or ports[-1]["port"] != link.pop("port") \
+                    or "link" in ports[-1]:
+                errors.append(f"a 'Link info:' line not as ibqueryerrors prints it after its port's line "
+                              f"('{line[:60]}'): cut or edited, its link not read")
+            else:
+                ports[-1]["link"] = link
         elif m := _IQE_PORT.match(line):
             counters = {PMA_TO_SYSFS.get(n, n): int(v) for n, v in _IQE_COUNT.findall(m.group(3))}
             port = m.group(2)
@@ -351,6 +379,29 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
         errors.append("no '## Suppressed:' line after the summary (print_summary ends with it): the output was cut "
                       "short")
     return _result("ibqueryerrors", ports, errors, summary=summary)
+
+
+def _iqe_link(line: str) -> dict[str, Any] | None:
+    """print_port_config's line as {port, lid, width, speed, state, phys_state, remote{guid, lid, port, name} or
+    None, could_be}; None when it is no such line (cut inside it, or edited)."""
+    if not (m := _IQE_LINK.match(line)):
+        return None
+    if up := _IQE_LINK_UP.match(m.group(4)):
+        width, speed, state, phys = up.groups()
+    elif down := _IQE_LINK_DOWN.match(m.group(4)):
+        width = speed = None
+        state, phys = down.groups()
+    else:
+        return None
+    remote: dict[str, Any] | None = None
+    could = ""
+    if r := _IQE_REMOTE.match(m.group(5)):
+        remote = {"guid": r.group(1), "lid": int(r.group(2)), "port": int(r.group(3)), "name": r.group(5)}
+        could = " ".join(r.group(6).split())
+    elif not _IQE_NO_REMOTE.match(m.group(5)):
+        return None
+    return {"port": int(m.group(2)), "lid": int(m.group(1)), "width": width, "speed": speed, "state": state,
+            "phys_state": phys, "remote": remote, "could_be": could or None}
 
 
 def parse_sysfs_counters(text: str) -> dict[str, Any]:
