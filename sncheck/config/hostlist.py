@@ -38,6 +38,11 @@ def _split_top(expr: str) -> list[str]:
     cur: list[str] = []
     for ch in expr:
         if ch == "[":
+            if depth:
+                # Slurm's hostlist takes ranges inside a bracket, never another bracket: the
+                # innermost was expanded first, 'h[1-2[3]]' read as h[1-23] (23 hosts, exit 0)
+                raise ValueError(f"'[' inside a bracket in hostlist {quoted(expr)}: a bracket holds ranges "
+                                 "(1-3,7), never another bracket")
             depth += 1
         elif ch == "]":
             depth -= 1
