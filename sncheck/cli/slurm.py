@@ -20,7 +20,7 @@ from sncheck.cli.paths import input_file, output_file
 from sncheck.cli.numbers import whole
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
-from sncheck.run.inputs import load_inventory
+from sncheck.run.inputs import load_inventory, load_inventory_text
 from sncheck.config.units import parse_bandwidth, parse_latency
 from sncheck.run.nodecheck import node_check
 from sncheck.slurm.cluster import inventory_dict, read_cluster
@@ -138,6 +138,7 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
                "# set them for your platform (--scale-up/--scale-out).\n" if defaults else
                "# Design values from --scale-up/--scale-out.\n"))
     text = head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None)
+    _loads(text, view.grouping)
     if out:
         write_atomic(out, text)
         cards = sum(len(_expand(s["hosts"])) * s["cards_per_host"] for s in doc["supernodes"])
@@ -145,6 +146,17 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
                    err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _loads(text: str, grouping: str) -> None:
+    """What from-slurm writes is an inventory the loader takes, or nothing: a switch or block named
+    '' or 'a;rm' by Slurm's topology wrote one that `inventory check` refused, exit 0 (hostile round 24,
+    H24-04). Refused naming the command whose answer made it."""
+    try:
+        load_inventory_text(text, "the inventory written from it")
+    except ConfigError as e:
+        command = "scontrol show topology" if grouping != "none" else "scontrol show nodes -o"
+        raise ConfigError(f"{e}; nothing written: fix it in Slurm's configuration", command) from e
 
 
 def _expand(expr: str) -> list[str]:

@@ -152,7 +152,7 @@ def supernode_groups(topology_text: str, nodes: list[str]) -> tuple[dict[str, li
                 continue
             if kind == "tree" and rec.get("Level", "0") != "0":
                 continue
-            members = [n for n in hostlist.expand(rec["Nodes"]) if n in wanted]
+            members = [n for n in _listed(rec["Nodes"], f"{key}={rec[key][:60]} Nodes") if n in wanted]
             taken = {n for ms in chosen.values() for n in ms}
             members = [n for n in members if n not in taken]
             if members:
@@ -163,6 +163,17 @@ def supernode_groups(topology_text: str, nodes: list[str]) -> tuple[dict[str, li
                 chosen["unplaced"] = left
             return chosen, kind
     return {"all": list(nodes)}, "none"
+
+
+def _listed(expr: str, whose: str, command: str = "scontrol show topology") -> list[str]:
+    """A Slurm answer's hostlist (``Nodes=``, sinfo's ``%N``) as Slurm's parser reads it; one that is
+    none, or names more hosts than an inventory may hold, is refused naming the command and the
+    record (an internal error, exit 3, with a crash log: hostile round 24, H24-02)."""
+    try:
+        return hostlist.expand(expr)
+    except ValueError as e:  # HostlistTooLarge is one
+        raise ConfigError(f"{whose} {hostlist.quoted(expr)} is no hostlist an inventory takes: {e}",
+                          command) from e
 
 
 def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmView:
@@ -176,10 +187,8 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
         res = runner.run(["sinfo", "-h", "-N", "-p", partition, "-o", "%N"])
         if not res.ok:
             raise HarnessError(f"could not read partition {partition!r}: {res}")
-        names = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
-        if not names:
-            raise ConfigError(f"Slurm partition {partition!r} has no nodes (or does not exist)")
-        nodes = {n: nodes[n] for n in names if n in nodes}
+        names = _partition_nodes(res.stdout, partition, nodes)
+        nodes = {n: nodes[n] for n in names}
     if not nodes:
         raise HarnessError("Slurm reports no nodes")
     order = sorted(nodes, key=_natural)
@@ -187,6 +196,24 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     topo = runner.run(["scontrol", "show", "topology"])
     groups, kind = supernode_groups(topo.stdout if topo.ok else "", order)
     return SlurmView(nodes, groups, kind, partition)
+
+
+def _partition_nodes(text: str, partition: str, nodes: dict[str, dict[str, str]]) -> list[str]:
+    """The nodes ``sinfo -h -N -p P -o %N`` lists. ``%N`` is a hostlist (one node a line with ``-N``;
+    a wrapper or another version prints ``g[1-4]``, which read as no node: 'Slurm reports no nodes',
+    exit 3). A node scontrol does not list is refused: two reads of a changing cluster, or one of them
+    lying; the inventory left it out, exit 0 (hostile round 24, H24-03)."""
+    command = f"sinfo -h -N -p {partition} -o %N"
+    names = list(dict.fromkeys(n for ln in text.splitlines() if ln.strip()
+                               for n in _listed(ln.strip(), f"partition {partition!r}: node", command)))
+    if not names:
+        raise ConfigError(f"Slurm partition {partition!r} has no nodes (or does not exist)")
+    unknown = [n for n in names if n not in nodes]
+    if unknown:
+        raise ConfigError(f"partition {partition!r} lists {hostlist.quoted(compress(unknown))}, which "
+                          "'scontrol show nodes -o' does not: two reads of a changing cluster, or one of them "
+                          "lying; an inventory of the partition would leave them out", command)
+    return names
 
 
 def _one_record_each(records: list[dict[str, str]]) -> dict[str, dict[str, str]]:
