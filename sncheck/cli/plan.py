@@ -123,7 +123,7 @@ def plan_cmd(params: str, expert_params: str, layout: str, compare: tuple[str, .
 
 def _figures(measured: str | None, design: tuple[str, ...], cluster: Cluster | None):
     """Per tier, in order: the measured run, the inventory's design (platform) values, --design."""
-    figs = measured_figures(measured) if measured else None
+    figs = measured_figures(measured, cluster.name if cluster else None) if measured else None
     for more in (cluster.figures() if cluster else None, parse_design(design) if design else None):
         if more is not None:
             figs = more if figs is None else figs.merged(more)

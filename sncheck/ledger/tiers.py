@@ -175,17 +175,19 @@ def design_figures(design: Mapping, source: str) -> Figures:
 
 # ------------------------------------------------------------------ measured
 
-def measured_figures(ref: str | Path) -> Figures:
-    """``--measured RUN``: a run directory (or its results.json), or a baseline JSON."""
+def measured_figures(ref: str | Path, inventory: str | None = None) -> Figures:
+    """``--measured RUN``: a run directory (or its results.json), or a baseline JSON; with
+    ``inventory`` (``plan -i``), one of that inventory's runs."""
     p = Path(ref)
     if p.is_file() and p.name != "results.json":
-        return _baseline_figures(p)
+        return _baseline_figures(p, inventory)
     run_dir = p.parent if p.is_file() else p
     if not os.path.lexists(run_dir / "results.json"):  # a FIFO or device there: the reader names it
         raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
 
     results = _read_json(own_record(run_dir / "results.json"), "a run's results.json")
     record_of(results, str(run_dir / "results.json"))  # a newer or older layout is refused, never read as v1
+    _same_fleet(results.get("inventory"), inventory, "measured", run_dir / "results.json")
     hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
              if isinstance(sn, dict) for h in sn.get("hosts", [])}
     frames = read_frames(run_dir)
@@ -347,10 +349,20 @@ def _alpha_from_curves(curves) -> float:
     return min(per) if per else 0.0
 
 
-def _baseline_figures(path: Path) -> Figures:
+def _same_fleet(measured_on: object, inventory: str | None, how: str, path: Path) -> None:
+    """A run (a baseline) of another inventory than ``plan -i``'s gives another fleet's tiers:
+    `plan -i small --measured RUN-OF-OTHER` costed small's collectives at the other's 45 GB/s, exit 0
+    (hostile round 24, H24-05), where `run --baseline` refuses another inventory's baseline."""
+    if inventory is not None and isinstance(measured_on, str) and measured_on != inventory:
+        raise ConfigError(f"was {how} on inventory {measured_on!r}; -i is inventory {inventory!r}: a run's "
+                          "figures are its own fleet's (give one of this inventory's runs, or leave out -i)", str(path))
+
+
+def _baseline_figures(path: Path, inventory: str | None = None) -> Figures:
     data = _read_json(path, "a run directory or a baseline (sncheck baseline make)")
     if data.get("schema") != "sncheck.baseline/1":
         raise ConfigError("not a run directory or a baseline (schema sncheck.baseline/1)", str(path))
+    _same_fleet(data.get("inventory"), inventory, "made from runs", path)
     metrics = data.get("metrics") or {}
     bw = (metrics.get("p2p_bandwidth") or {}).get("tier") or {}
     lat = (metrics.get("p2p_latency") or {}).get("tier") or {}
