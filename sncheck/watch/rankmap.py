@@ -65,6 +65,7 @@ def load_rank_map(path: str | Path) -> RankMap:
     if not isinstance(data, list) or len(data) > MAX_RANKS:
         raise ConfigError("the rank map must be a JSON list of {rank, host, local_rank}", str(p))
     out: dict[int, Placement] = {}
+    cards: dict[tuple[str | None, str, int], int] = {}
     for i, entry in enumerate(data):
         if not isinstance(entry, dict):
             raise ConfigError(f"entry {i} is not an object", str(p))
@@ -80,6 +81,13 @@ def load_rank_map(path: str | Path) -> RankMap:
         if rank in out:
             raise ConfigError(f"entry {i}: rank {rank} appears twice", str(p))
         job = entry.get("job")
+        # One card a rank: NCCL refuses two ranks on one GPU, so a map placing two there is wrong, and
+        # watch named the card of the one for the other's stall (hostile round 24, H24-06). Names are
+        # compared as DNS does (n1, N1, n1.).
+        card = (str(job) if job is not None else None, host.lower().rstrip("."), local)
+        if (other := cards.setdefault(card, rank)) != rank:
+            raise ConfigError(f"entry {i}: rank {rank} is on {host} local_rank {local}, as rank {other} is: one "
+                              "card a rank (NCCL refuses two ranks on one GPU); the map is wrong", str(p))
         out[rank] = Placement(rank, host, local, str(job) if job is not None else None)
     return RankMap(out, f"rank map {p}")
 
