@@ -484,3 +484,21 @@ def card_of(entity: str) -> str:
     if host and (rail := index_of(leaf, "nic")) is not None:
         return f"{host}/gpu{rail}"
     return entity
+
+
+def entity_kind(entity: str) -> str:
+    """The kind an identifier names by its shape: link, card, nic, switch or host (DESIGN.md identifiers).
+
+    A supernode name cannot be told from a host name by shape; callers that accept
+    supernodes check the topology first.
+    """
+    if "<->" in entity:
+        return "link"
+    if entity.startswith(("leaf:", "spine:")) and "[" not in entity:  # sncheck.fabric: a scale-out switch
+        return "switch"
+    host, sep, tail = entity.rpartition("/")
+    if sep and host and index_of(tail, "gpu") is not None:
+        return "card"
+    if sep and host and index_of(tail, "nic") is not None:
+        return "nic"
+    return "host"

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from sncheck.model import Action, EntityKind, IsolationStep, card_of, host_of, index_of
+from sncheck.model import Action, EntityKind, IsolationStep, card_of, host_of
+from sncheck.model import entity_kind  # noqa: F401 -- the model's now (results.json's reader holds findings to it); callers import it here
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
@@ -34,24 +35,6 @@ class ReleaseHistory(Protocol):
     """What the policy needs from the state store."""
 
     def last_release(self, entity: str) -> datetime | None: ...
-
-
-def entity_kind(entity: str) -> str:
-    """The kind an identifier names by its shape: link, card, nic, switch or host (DESIGN.md identifiers).
-
-    A supernode name cannot be told from a host name by shape; callers that accept
-    supernodes check the topology first.
-    """
-    if "<->" in entity:
-        return "link"
-    if entity.startswith(("leaf:", "spine:")) and "[" not in entity:  # sncheck.fabric: a scale-out switch
-        return "switch"
-    host, sep, tail = entity.rpartition("/")
-    if sep and host and index_of(tail, "gpu") is not None:
-        return "card"
-    if sep and host and index_of(tail, "nic") is not None:
-        return "nic"
-    return "host"
 
 
 def is_repeat_offender(released_at: datetime | None, now: datetime,

@@ -30,7 +30,7 @@ from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.store.layout import is_run_dir
 from sncheck.model import (RUN_SCHEMA, About, Basis, EntityKind, Finding, IsolationStep, LayerRecord, RunRecord, Severity,
-                           Verdict, hosts_of)
+                           Verdict, entity_kind, hosts_of)
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
@@ -203,6 +203,10 @@ def _outside_topology(data: dict[str, Any]) -> str | None:
         kind, entity = f.get("entity_kind"), str(f.get("entity"))
         if watched and isinstance(f.get("evidence"), dict) and f["evidence"].get("mapped") is False:
             continue  # watch names what the job's dumps name and no map covers (rank7, a RAS node), and says so
+        if kind in _HELD and (shape := entity_kind(entity)) != kind:
+            # 'h1/gpu0' as a host: diff listed 'host h1/gpu0', a host no inventory has (hostile round 24, H24-08)
+            return (f"findings[{i}] names {entity[:80]!r} a {kind}, where its name is a {shape}'s (DESIGN.md "
+                    "identifiers): the record was edited")
         outside = (entity not in names if kind == EntityKind.SUPERNODE else
                    [h for h in hosts_of(entity) if h not in hosts and ":" not in h] if kind in _HELD else [])
         if outside:
