@@ -48,7 +48,7 @@ from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours
 from sncheck.config.hostlist import check_name
 from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.model import Severity
-from sncheck.config.inventory import Host, Inventory, Supernode
+from sncheck.config.inventory import MAX_CARDS_PER_HOST, Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
 from sncheck.vendors import registry
 from sncheck.vendors.base import Vendor
@@ -109,11 +109,15 @@ def this_node(explicit: str | None = None) -> str:
 def gres_gpus(scontrol_show_node: str, node: str) -> int | None:
     """GPUs in ``Gres=`` of ``node``'s record in ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``,
     several kinds summed). Another node's record is no answer (an alias, a wrapper, a stale cache
-    answered n7's ``gpu:8`` for n1, taken as n1's count: hostile round 18, H18-19)."""
-    for rec in parse_scontrol_records(scontrol_show_node):
-        if rec.get("NodeName", "").lower().rstrip(".") == node.lower().rstrip("."):
-            return parse_gres_gpus(rec.get("Gres", ""))
-    return None
+    answered n7's ``gpu:8`` for n1, taken as n1's count: hostile round 18, H18-19). Nor is an answer
+    whose records of ``node`` disagree (two reads spliced: the first was taken), or a count no host
+    holds (``gpu:99999999999``): what ``inventory from-slurm`` refuses (hostile round 24, H24-17)."""
+    counts = {parse_gres_gpus(rec.get("Gres", "")) for rec in parse_scontrol_records(scontrol_show_node)
+              if rec.get("NodeName", "").lower().rstrip(".") == node.lower().rstrip(".")}
+    if len(counts) != 1:
+        return None
+    (n,) = counts
+    return n if n is None or n <= MAX_CARDS_PER_HOST else None
 
 
 def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
