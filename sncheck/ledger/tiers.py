@@ -362,6 +362,7 @@ def _baseline_figures(path: Path, inventory: str | None = None) -> Figures:
     data = _read_json(path, "a run directory or a baseline (sncheck baseline make)")
     if data.get("schema") != "sncheck.baseline/1":
         raise ConfigError("not a run directory or a baseline (schema sncheck.baseline/1)", str(path))
+    _held_as_baselines_are(data, path)
     _same_fleet(data.get("inventory"), inventory, "made from runs", path)
     metrics = data.get("metrics") or {}
     bw = (metrics.get("p2p_bandwidth") or {}).get("tier") or {}
@@ -374,6 +375,15 @@ def _baseline_figures(path: Path, inventory: str | None = None) -> Figures:
     if not out:
         raise ConfigError("the baseline holds no tier with both bandwidth and latency", str(path))
     return Figures(out)
+
+
+def _held_as_baselines_are(data: dict, path: Path) -> None:
+    """A baseline as `run --baseline` holds it (config.jsonio.Baseline): values a link can have, an
+    inventory that is a name. `plan --measured` read its own way: 1e-300 GB/s costed a step at 10^292 s,
+    an `inventory` of 5 was taken (hostile round 24, H24-19)."""
+    from sncheck.config.jsonio import Baseline, validate  # noqa: PLC0415 -- pydantic: only when a baseline is read
+
+    validate(Baseline, data, path, "baseline")
 
 
 def _read_json(path: Path, what: str) -> dict:
