@@ -213,6 +213,25 @@ def test_h24_05_plan_measured_without_an_inventory(two_fleets: tuple[Path, Path,
     assert got.exit_code in (0, 1) and f"(measured {orun})" in got.output, got.output
 
 
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d["metrics"]["p2p_bandwidth"]["tier"].update(intra_host=1e-300, scale_up=1e-300),
+     "p2p_bandwidth.tier.intra_host is 1e-300 GB/s, outside what any link does"),
+    (lambda d: d.update(inventory=5), "field inventory: Input should be a valid string"),
+    (lambda d: d.update(inventory=["other", "small"]), "field inventory: Input should be a valid string"),
+], ids=["1e-300-GBps", "inventory-5", "inventory-list"])
+def test_h24_19_plan_measured_by_a_baseline_no_run_made(two_fleets: tuple[Path, Path, Path], tmp_path: Path,
+                                                        edit, says: str) -> None:  # noqa: ANN001 -- a function of the JSON
+    """H24-19: `plan --measured BASELINE` whose tiers are 1e-300 GB/s (an `inventory` of 5, or a list):
+    read its own way, the step was costed at 10^292 s (exit 1), the inventory taken; `run --baseline`
+    refuses the same file. Held as `run --baseline` holds it: refused, exit 2, naming the field."""
+    _, _, obase = two_fleets
+    data = json.loads(obase.read_text())
+    edit(data)
+    (bad := tmp_path / "b.json").write_text(json.dumps(data))
+    got = one_line_error(_cli("plan", "--params", "7B", "--layout", "tp=2,pp=1,dp=1", "--measured", bad))
+    assert got.startswith(f"sncheck: error: {bad}: baseline: field ") and says in got, got
+
+
 def test_h24_06_a_rank_map_with_two_ranks_on_one_card(tmp_path: Path) -> None:
     """H24-06: a rank map placing ranks 0 and 1 on n1 local_rank 0 (the second spelt N1): read, so a
     stall of rank 1 was named, and quarantined, as rank 0's card. NCCL refuses two ranks on one GPU:
@@ -358,3 +377,19 @@ def test_h24_15_a_host_and_its_card_at_once(tmp_path: Path) -> None:
     status = _cli("status", "--state-dir", tmp_path / "st").output
     assert [ln.split()[0] for ln in status.splitlines()[1:3]] == ["h1/gpu0", "h1"], status
     assert "hosts excluded: h1" in got.output
+
+
+@pytest.mark.parametrize("card", ["h1/gpu00", "h1/gpu+0", "h1/GPU0", "h1//gpu0", "h1/gpu0/"])
+def test_h24_18_a_card_by_another_spelling_of_its_index(tmp_path: Path, card: str) -> None:
+    """H24-18 (held): a card named by another spelling of its id (`gpu00`, `gpu+0`, `GPU0`, a doubled or
+    trailing '/'): int() reads the index of the first two as 0, so each could have been taken for
+    h1/gpu0. A fault plan's target, `isolate` and --targets refuse each, exit 2, nothing run."""
+    inv = _file(tmp_path, SMALL)
+    plan = _file(tmp_path, f"faults:\n  - {{type: slow_card, target: '{card}', factor: 0.5}}\n", "faults.yaml")
+    for args, says in ((("connectivity", "-i", inv, "--backend", "mock", "--faults", plan), f"{plan}:2: slow_card target"),
+                       (("connectivity", "-i", inv, "--backend", "mock", "--targets", card), "--targets: "),
+                       (("isolate", card, "-i", inv, "--via", "cuda_visible_devices", "--apply",
+                         "--state-dir", tmp_path / "st"), "is not a card, host or switch")):
+        got = one_line_error(_cli(*args, *(("--out", tmp_path / "o", "-q") if args[0] == "connectivity" else ())))
+        assert says in got and repr(card) in got, got
+    assert not (tmp_path / "o").exists() and not (tmp_path / "st" / "cuda_visible_devices.json").exists()
