@@ -85,3 +85,17 @@ def test_ibqueryerrors_link_info_cut_or_edited_is_an_error_not_skipped() -> None
                 '       Link info:     21   2[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'):
         got = parse_text("ibqueryerrors", head + bad + tail)
         assert any("'Link info:' line not as ibqueryerrors prints it" in e for e in failures(got)), failures(got)
+
+
+def test_hccn_link_value_cut_inside_is_no_fault_of_the_npu() -> None:
+    """tool_ops.c tool_link_get_linkstatus prints 'link status: UP' or 'DOWN' only: 'DOW' was a fault 'link DOW'
+    on the NPU's NIC (parse and the run's roce_link alike); now the line's cut, said, and no NIC named."""
+    from sncheck.vendors import hostjudge
+    from sncheck.vendors.ascend import checks, sweep
+
+    got = parse_text("hccn-link", "link status: DOW\n")
+    assert got["link"] is None and any("no status hccn_tool prints" in e for e in failures(got)), got
+    text = "".join(f"== device {i} link\nlink status: {'DOW' if i == 2 else 'UP'}\n" for i in range(4))
+    row, = checks.check_link("h1", sweep.parse_sweep(text), hostjudge.Expect(cards=4))
+    assert not row["ok"] and not row.get("nics") and "NPU 2: link" not in row["message"], row
+    assert "no status hccn_tool prints" in row["message"], row

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from grammars import Variant, generator
 from grammars.npu_smi import _DCMI
 
-from sncheck.vendors.ascend.hccn_tool_grammar import NET_HEALTH, NET_HEALTH_WORDED
+from sncheck.vendors.ascend.hccn_tool_grammar import LINK, NET_HEALTH, NET_HEALTH_WORDED
 
 
 def _echo(rng: random.Random, flag: str) -> list[str]:
@@ -46,7 +46,17 @@ def hccn_net_health_cut_value(rng: random.Random) -> Iterator[Variant]:
                       finding="no status hccn_tool prints")
 
 
-_one_line("hccn-link", "-link", "link status", ("UP", "DOWN"), "UP", "link")
+_one_line("hccn-link", "-link", "link status", LINK, "UP", "link")
+
+
+@generator("hccn-link")
+def hccn_link_cut_value(rng: random.Random) -> Iterator[Variant]:
+    """tool_link_get_linkstatus prints UP or DOWN: a value cut inside ('DOW', 'U') or edited ('Up') is no status the
+    tool prints, refused as that, never a fault named 'link DOW'."""
+    for value in ("DOW", "U", "Up"):
+        text = "\n".join(_echo(rng, "-link") + [f"link status: {value}"]) + "\n"
+        yield Variant("hccn-link", f"link status {value!r}", text, (("link", None),), fails=True,
+                      finding="no status hccn_tool prints")
 _one_line("hccn-fec", "-fec", "fec mode", ("rs FEC mode", "no FEC mode"), "rs", "fec")
 
 

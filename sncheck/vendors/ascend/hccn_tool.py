@@ -32,7 +32,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
 from sncheck.vendors.ascend import npu_smi
-from sncheck.vendors.ascend.hccn_tool_grammar import FAILURE_LINES, NET_HEALTH, NET_HEALTH_WORDED
+from sncheck.vendors.ascend.hccn_tool_grammar import FAILURE_LINES, LINK, NET_HEALTH, NET_HEALTH_WORDED
 
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
 _PREFIX = re.compile(r"^\[dev(?:id|ice)? \d+\]\s?")
@@ -82,6 +82,10 @@ def parse_net_health(text: str) -> dict[str, Any]:
 @dcmi_failed({"link": None, "faults": []}, "hccn_tool")
 def parse_link(text: str) -> dict[str, Any]:
     status = _single(text, "link status", "hccn-link")
+    if status not in LINK:  # tool_link_get_linkstatus prints UP or DOWN, nothing else
+        return {"tool": "hccn-link", "link": None, "faults": [],
+                "errors": [f"link status {status[:40]!r}: no status hccn_tool prints ({', '.join(LINK)}): the line cut "
+                           "inside its value, or edited"]}
     return {"tool": "hccn-link", "link": status, "faults": [] if status == "UP" else [f"link {status}"], "errors": []}
 
 

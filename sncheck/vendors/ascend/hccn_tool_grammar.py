@@ -103,6 +103,9 @@ NET_HEALTH = ("Success", "Socket fail", "Receive timeout", "Unreachable", "Time 
 # 'Socket failed': the ascend-faultdiag 910A test input (fixtures/real/ascend/13) prints it for status 1; no source
 # we hold prints it, an older driver's wording or an edit: read as status 1 is (the simulator prints 'Socket fail')
 NET_HEALTH_WORDED = {"Socket failed": "Socket fail"}
+# tool_link_get_linkstatus (tool_ops.c, the same mirror): dsmi_get_netdev_link's flag as TOOL_PRINT_INFO("link status:
+# UP") or ("link status: DOWN"), nothing else; its dsmi failure is roce_err's log line and main()'s FAILURE_LINES
+LINK = ("UP", "DOWN")
 
 GRAMMAR = {
     "hccn-net-health": _one_line("-net_health", "net health status",
@@ -110,7 +113,10 @@ GRAMMAR = {
                                  "fixture 13's wording of status 1, kept as printed); any other value is the line cut "
                                  "inside its value or edited: errors (exit 1), no status read",
                                  "any status but Success (roce_net_health)", "net_health"),
-    "hccn-link": _one_line("-link", "link status", "UP or DOWN", "DOWN (roce_link)", "link"),
+    "hccn-link": _one_line("-link", "link status", "UP or DOWN (tool_ops.c tool_link_get_linkstatus, "
+                           "src/custom/network/hccn/ascend910B/hccn_tool in the verylucky01/driver mirror); any other "
+                           "value is the line cut inside its value or edited: errors (exit 1), no link read",
+                           "DOWN (roce_link)", "link"),
     "hccn-fec": _one_line("-fec", "fec mode", "'rs FEC mode' or 'no FEC mode'", "any mode but RS (roce_fec)", "fec"),
     "hccn-ip": Grammar(
         tool="hccn_tool -i N -ip -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
