@@ -20,8 +20,8 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_
                                     pairs_on, slowed, specific, unlocalised, uplinks)
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
 from sncheck.health.pairview import measured_below
-from sncheck.health.separation import (beside_sick, healthy_member, moved, reread_cards, same_ground, twin_cables,
-                                      untold, wider)
+from sncheck.health.separation import (beside_sick, healthy_member, moved, refit, reread_cards, same_ground,
+                                      twin_cables, untold, wider)
 from sncheck.health.wholetier import whole_domains
 from sncheck.topology import SCALE_OUT
 
@@ -362,7 +362,7 @@ class Level:
                 f = self.factors(e)
                 if not f or not self.beyond_a_bar(e, f) or alone(self, e, f):
                     continue
-                H2 = self.H + [(e, f)]
+                H2 = refit(self, e, f)
                 why = self.contradiction(e, f, H2) or healthy_member(self, e, f)
                 if why is not None:
                     self.lost.append((e, why))
@@ -384,7 +384,7 @@ class Level:
             best = wider(self, best, tied)
             self.ties[best[1].name] = [e for s, e in tied if s[:2] == best[0][:2] and e is not best[1]
                                        and same_ground(self, e, best[1])]
-            self.H.append((best[1], best[2]))
+            self.H = refit(self, best[1], best[2])
             self.relevel()
             total = self.left(self.H)
         self.prune()
