@@ -79,14 +79,16 @@ NODES = "NodeName=g1 Gres=gpu:4\nNodeName=g2 Gres=gpu:4\nNodeName=g3 Gres=gpu:4\
 
 
 def _from_slurm(tmp_path: Path, nodes: str = NODES, topology: str = "", sinfo: str = "",
-                partition: str | None = None):
+                partition: str | None = None, topology_stderr: str = ""):
     """`inventory from-slurm` against a fake scontrol (nodes, topology) and sinfo on the PATH."""
     b = tmp_path / "bin"
     b.mkdir()
-    for name, text in (("nodes.txt", nodes), ("topology.txt", topology), ("sinfo.txt", sinfo)):
+    for name, text in (("nodes.txt", nodes), ("topology.txt", topology), ("sinfo.txt", sinfo),
+                       ("topology-stderr.txt", topology_stderr)):
         (b / name).write_text(text)
     (b / "scontrol").write_text(f"#!/bin/sh\n[ \"$2\" = nodes ] && exec cat {b}/nodes.txt\n"
-                                f"[ \"$2\" = topology ] && exec cat {b}/topology.txt\nexit 1\n")
+                                f"[ \"$2\" = topology ] && cat {b}/topology-stderr.txt >&2 && exec cat {b}/topology.txt\n"
+                                "exit 1\n")
     (b / "sinfo").write_text(f"#!/bin/sh\nexec cat {b}/sinfo.txt\n")
     for tool in ("scontrol", "sinfo"):
         (b / tool).chmod(0o755)
@@ -141,6 +143,27 @@ def test_h24_04_a_topology_name_no_inventory_takes(tmp_path: Path, topology: str
     got = one_line_error(_from_slurm(tmp_path, topology=topology))
     assert got.startswith("sncheck: error: scontrol show topology: ") and says in got and "nothing written" in got, got
     assert "\u202e" not in got and not (tmp_path / "inv.yaml").exists()
+
+
+def test_h24_20_a_topology_that_was_not_read(tmp_path: Path) -> None:
+    """H24-20: `scontrol show topology` failing to reach the controller after `show nodes` did (a
+    failover, a restart between the two): scontrol says so only on stderr ('slurm_load_topo error:
+    Unable to contact slurm controller') and exits 0, as it did on this machine. from-slurm wrote one
+    supernode of every node, 'no Slurm topology plugin', exit 0. Refused: the topology was not read,
+    exit 3, naming scontrol's line, nothing written."""
+    got = one_line_error(_from_slurm(tmp_path, topology_stderr="slurm_load_topo error: Unable to contact slurm "
+                                                              "controller (connect failure)\n"), 3)
+    assert "could not read Slurm's topology (scontrol show topology: slurm_load_topo error: Unable to contact" in got, got
+    assert not (tmp_path / "inv.yaml").exists()
+
+
+def test_h24_20_no_topology_plugin_is_one_supernode(tmp_path: Path) -> None:
+    """H24-20's other side: no topology plugin (scontrol's 'No topology information available' on
+    stderr, nothing on stdout) is one supernode of all the nodes, said in the file, as before."""
+    got = _from_slurm(tmp_path, topology_stderr="scontrol: error: No topology information available\n")
+    assert got.exit_code == 0, got.output
+    text = (tmp_path / "inv.yaml").read_text()
+    assert "no Slurm topology plugin" in text and "{name: all, hosts: 'g[1-3]', cards_per_host: 4}" in text
 
 
 def test_h24_16_scontrol_fields_it_does_not_know(tmp_path: Path) -> None:

@@ -194,8 +194,23 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     order = sorted(nodes, key=_natural)
     nodes = {n: nodes[n] for n in order}
     topo = runner.run(["scontrol", "show", "topology"])
+    _refuse_unread_topology(topo)
     groups, kind = supernode_groups(topo.stdout if topo.ok else "", order)
     return SlurmView(nodes, groups, kind, partition)
+
+
+def _refuse_unread_topology(res: Any) -> None:
+    """A topology that was not read is no 'no topology plugin'. scontrol's scontrol_print_topo says a
+    failed read only as slurm_perror("slurm_load_topo error") on stderr and exits 0 (checked on this
+    machine: no controller, exit 0, 'slurm_load_topo error: Unable to contact slurm controller'); one
+    that never answers is cut at the command timeout. Both wrote one supernode of every node, 'no Slurm
+    topology plugin', exit 0 (hostile round 24, H24-20). With no topology plugin scontrol prints nothing,
+    or 'No topology information available' on stderr (topology_p_topology_print)."""
+    failed = [ln.strip() for ln in res.stderr.splitlines() if "slurm_load_topo error" in ln]
+    if res.timed_out or failed:
+        why = failed[0][:200] if failed else "it did not answer in time"
+        raise HarnessError(f"could not read Slurm's topology (scontrol show topology: {why}): the supernodes "
+                           "cannot be told; nothing written")
 
 
 def _partition_nodes(text: str, partition: str, nodes: dict[str, dict[str, str]]) -> list[str]:
