@@ -99,3 +99,16 @@ def test_hccn_link_value_cut_inside_is_no_fault_of_the_npu() -> None:
     row, = checks.check_link("h1", sweep.parse_sweep(text), hostjudge.Expect(cards=4))
     assert not row["ok"] and not row.get("nics") and "NPU 2: link" not in row["message"], row
     assert "no status hccn_tool prints" in row["message"], row
+
+
+def test_a_net_health_status_cut_inside_names_no_npu_in_the_run() -> None:
+    """parse30 read a status outside g_net_health_status as null with an error; the run's roce_net_health still
+    named the NPU ('NPU 2: net health None'), its NIC the finding's entity, for a cut line."""
+    from sncheck.vendors import hostjudge
+    from sncheck.vendors.ascend import checks, sweep
+
+    text = "".join(f"== device {i} net_health\nnet health status: {'Socket f' if i == 2 else 'Success'}\n"
+                   for i in range(4))
+    row, = checks.check_net_health("h1", sweep.parse_sweep(text), hostjudge.Expect(cards=4))
+    assert not row["ok"] and "NPU 2: net health" not in row["message"], row
+    assert "no status hccn_tool prints" in row["message"], row
