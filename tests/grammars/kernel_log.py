@@ -65,7 +65,9 @@ class _Log:
 
     def xid(self, bus: str, code: int, mig: bool, cause: int | None, driver: str | None) -> None:
         attr = f"PCI:{bus}" + (" GPU-I:05" if mig else "")
-        pid = self.rng.choice(("pid=1818990, name=python3, ", "pid='<unknown>', name=<unknown>, ", ""))
+        # the open modules' 'pid=PID, name=NAME, ', and the older proprietary drivers' 'pid=PID, ' with no name
+        # (510.73.08: harvest 28; harvest 12's 'pid=0, ')
+        pid = self.rng.choice(("pid=1818990, name=python3, ", "pid='<unknown>', name=<unknown>, ", "", "pid=1896, "))
         msg = {79: "GPU has fallen off the bus.", 48: "An uncorrectable double bit error (DBE) has been detected on GPU "
                "in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.", 45: "Ch 00000001",
                94: "Contained: CE User Channel (0x9). RST: No, D-RST: No", 13: "Graphics SM Warp Exception on (GPC 1, TPC "
@@ -73,6 +75,8 @@ class _Log:
         self.lines.append(f"NVRM: Xid ({attr}): {code}, {pid}{msg}" + (f" caused by previous Xid {cause}" if cause else ""))
         i = self.events
         self.values += [(f"events[{i}].code", code), (f"events[{i}].bus_id", bus), (f"events[{i}].source", "xid")]
+        if pid.startswith("pid=18"):
+            self.values.append((f"events[{i}].pid", pid[4:pid.index(",")]))
         if mig:
             self.values.append((f"events[{i}].gpu_instance", 5))
         if cause:

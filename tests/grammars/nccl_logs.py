@@ -409,6 +409,32 @@ def quoted_from_the_device(rng: random.Random) -> Iterator[Variant]:
 
 
 @generator("torch-nccl")
+def desync_reports(rng: random.Random) -> Iterator[Variant]:
+    """TORCH_NCCL_DESYNC_DEBUG's report (TraceUtils.h retrieveDesyncReport): the timed-out rank's collective and
+    number, then the ranks that never joined, or those that joined but did not finish and those that finished but
+    did not join the next, and the snapshot; then printTraceback's 'Stack trace of the failed collective:' frames."""
+    world, rank, seq = rng.choice((2, 4, 8)), 0, rng.randrange(2, 90)
+    others = list(range(1, world))
+    head = (f"[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq - 1}, OpType=ALLREDUCE, "
+            f"NumelIn=4, NumelOut=4, Timeout(ms)=8000) ran for 8097 milliseconds before timing out.")
+    frames = ["#2 buggy from collective_mismatch.py:8", "#3 main from collective_mismatch.py:15"]
+    lagging = [head, f"\t - [{rank}] Timeout at collective: ALLREDUCE, #{seq}",
+               "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:",
+               f"\t     [{', '.join(map(str, others))}] finished collective #{seq - 1}, but didn't join collective "
+               f"#{seq} (count from 1)", "\t - Snapshot of ranks' latest states:", f"\t   #{seq} started ranks:",
+               f"\t     [{rank}] started ALLREDUCE", "Stack trace of the failed collective:", *frames]
+    yield Variant("torch-nccl", f"desync report, {world - 1} lagging ranks, stack trace", "\n".join(lagging) + "\n",
+                  (("desync[0].seq", seq), ("desync[0].op", "ALLREDUCE"), ("len(desync[0].finished_not_joined)", world - 1),
+                   ("desync[0].lag_seq", seq - 1), ("len(flight_recorder.frames)", 2),
+                   ("flight_recorder.frames[1]", frames[1]), ("flight_recorder.stack_traces", 1)), fails=True, stream=True)
+    never = [head, f"\t - [{rank}] Timeout at collective: ALLREDUCE, #{seq}",
+             f"\t - To our best knowledge, ranks [{others[-1]}] are the lagging ranks that caused this timeout. "
+             "They never joined any collectives"]
+    yield Variant("torch-nccl", "desync report, a rank never joined", "\n".join(never) + "\n",
+                  (("desync[0].never_joined", others[-1]), ("len(desync[0].never_joined)", 1)), fails=True, stream=True)
+
+
+@generator("torch-nccl")
 def last_errors_and_subgroups(rng: random.Random) -> Iterator[Variant]:
     """C10D_NCCL_CHECK's error then getNcclErrorDetailStr's 'ncclInvalidUsage: ...', 'Last error:' and NCCL's own
     last WARN (kept as last_error); c10's '[rankN]:' (the global rank) before a subgroup's '[PG P Rank R]'."""

@@ -187,11 +187,73 @@ def _fr_mismatches(text: str) -> list[dict[str, Any]]:
     return out
 
 
+# TORCH_NCCL_DESYNC_DEBUG's report (pytorch torch/csrc/distributed/c10d/TraceUtils.h retrieveDesyncReport,
+# analyzeMissingRanks, analyzeLaggingRanks): '\n\t - [R] Timeout at collective: COL, #S', then either
+# ' - To our best knowledge, ranks [a, b] are the lagging ranks that caused this timeout. They never joined any
+# collectives' or ' - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:' with
+# '   - [a, b] joined but didn't finish collective #S (count from 1)' and/or '     [c, d] finished collective #S,
+# but didn't join collective #S+1 (count from 1)' (then dumpSnapshot's per-sequence ' - Snapshot of ranks'
+# latest states:' lines, which name no lagging rank)
+_DESYNC_HEAD = re.compile(r"- \[(\d+)\] Timeout at collective: (.+?), #(\d+)\s*$")
+_NEVER_JOINED = re.compile(r"- To our best knowledge, ranks \[([\d, ]*)\] are the lagging ranks")
+_UNFINISHED = re.compile(r"- \[([\d, ]+)\] joined but didn't finish collective #(\d+)")
+_NOT_JOINED = re.compile(r"\[([\d, ]+)\] finished collective #(\d+), but didn't join collective #\d+")
+# the Flight Recorder's traceback of the stuck call after 'Stack trace of the failed collective: '
+# (ProcessGroupNCCL.cpp WorkNCCL::printTraceback; its frames '#N FUNC from FILE:LINE', torch's CapturedTraceback)
+_FRAME = re.compile(r"^#\d+ \S.* from \S+:\d+$")
+
+
+def _ints(s: str) -> list[int]:
+    return [int(r) for r in re.findall(r"\d+", s)]
+
+
+def _ranks(ranks: list[int]) -> str:
+    return "[" + ", ".join(map(str, ranks)) + "]"
+
+
+def _desync(text: str) -> list[dict[str, Any]]:
+    """Each desync report in ``text``: the timed-out rank, its collective and sequence number, and the
+    ranks the report blames (never joined; joined but did not finish ``lag_seq``; finished it but did not
+    join the next)."""
+    out: list[dict[str, Any]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _DESYNC_HEAD.search(line):
+            out.append({"rank": int(m[1]), "op": m[2], "seq": int(m[3]), "never_joined": [],
+                        "joined_not_finished": [], "finished_not_joined": [], "lag_seq": None})
+        elif not out or len(out) > _MAX_LISTED:
+            continue
+        elif m := _NEVER_JOINED.search(line):
+            out[-1]["never_joined"] = _ints(m[1])
+        elif m := _UNFINISHED.search(line):
+            out[-1]["joined_not_finished"], out[-1]["lag_seq"] = _ints(m[1]), int(m[2])
+        elif m := _NOT_JOINED.search(line):
+            out[-1]["finished_not_joined"], out[-1]["lag_seq"] = _ints(m[1]), int(m[2])
+    return out[:_MAX_LISTED]
+
+
+def _frames(text: str) -> list[str]:
+    """The frames each 'Stack trace of the failed collective:' is followed by, in order."""
+    out: list[str] = []
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if "Stack trace of the failed collective:" in line:
+            inside = True
+        elif inside and _FRAME.match(line) and len(out) < _MAX_LISTED:
+            out.append(line)
+        else:
+            inside = False
+    return out
+
+
 def parse_torch_nccl(text: str) -> dict[str, Any]:
     """PyTorch NCCL watchdog / Flight Recorder messages (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "ranks": [], "timeout_ms": None, "timeouts": [], "progress": [],
                             "dump_signals": [], "flight_recorder": {"dumps": 0, "observed": 0, "stack_traces": 0,
+                                                                    "frames": _frames(text),
                                                                     "mismatches": _fr_mismatches(text)},
+                            "desync": _desync(text),
                             "heartbeat_timeouts": [], "process_down": 0, "terminated": 0, "blocking_wait": 0,
                             "nccl_errors": [], "nccl_version": None, "faults": [], "errors": []}
     ranks: dict[int, None] = {}
@@ -207,7 +269,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
         spaced = " ".join(p.strip() for p in pieces)[:_LINE_MAX] if len(pieces) > 1 else line
         line = line if line == spaced else f"{line}\n{spaced}"  # a needle is looked for in both joins
         if not line or ("NCCL" not in line and "Rank" not in line and "rank" not in line
-                        and "Flight" not in line and "flight" not in line):
+                        and "Flight" not in line and "flight" not in line and "collective" not in line):
             continue
         rank, pg = _rank(line, pieces)
         hit = False
@@ -266,7 +328,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
         if cut[0] is not None:
             ranks[cut[0]] = None
         data["errors"].append(f"a watchdog message cut inside its first words ('{cut[1][-80:]}'): cut short")
-    if not seen and not data["flight_recorder"]["mismatches"]:
+    if not seen and not data["flight_recorder"]["mismatches"] and not data["desync"]:
         raise ParseError("no PyTorch ProcessGroupNCCL watchdog or Flight Recorder message", tool=TOOL)
     if why := interleaving(text):  # the ranks' NCCL_DEBUG lines cut into each other: nccl-debug's check
         data["errors"].append(why)
@@ -421,6 +483,13 @@ def _faults(data: dict[str, Any]) -> list[str]:
         out.append("a collective timed out in blocking wait")
     out += [f"the Flight Recorder analyzer: ranks {', '.join(map(str, m['missing_ranks'] or []))} never joined "
             f"{m['op']} (sequence number {m['seq']}{', group ' + m['pg'] if m['pg'] else ''})" for m in data["flight_recorder"]["mismatches"]]
-    if not out and any(v for k, v in data["flight_recorder"].items() if k != "mismatches"):
+    for d in data["desync"]:
+        lag = [f"ranks {_ranks(d['never_joined'])} never joined any collective"] if d["never_joined"] else []
+        lag += [f"ranks {_ranks(d['joined_not_finished'])} joined but did not finish #{d['lag_seq']}"] \
+            if d["joined_not_finished"] else []
+        lag += [f"ranks {_ranks(d['finished_not_joined'])} finished #{d['lag_seq']} but did not join "
+                f"#{d['lag_seq'] + 1}"] if d["finished_not_joined"] and d["lag_seq"] is not None else []
+        out.append(f"rank {d['rank']}: desync report at {d['op']} #{d['seq']}" + (f": {'; '.join(lag)}" if lag else ""))
+    if not out and any(v for k, v in data["flight_recorder"].items() if k not in ("mismatches", "frames")):
         out.append("a Flight Recorder dump was taken (a collective timed out on some rank)")
     return list(dict.fromkeys(out))[:_MAX_LISTED]

@@ -42,6 +42,15 @@ GRAMMAR = {"torch-nccl": Grammar(
         "PyTorch tutorial's torchfrtrace output, harvest 14), and as EntryState.log does from 2.6, 'Not all ranks "
         "joining collective, sequence number: S' ('internal record id', 'world size: %d', 'expected ranks: {...}'; "
         "the torchcomms tutorial's fr_trace output, harvest 14)",
+        "pytorch/pytorch torch/csrc/distributed/c10d/TraceUtils.h @ 3f8ce0f (retrieveDesyncReport, TORCH_NCCL_DESYNC_DEBUG=1): "
+        "'\\n\\t - [R] Timeout at collective: COL, #S', then analyzeMissingRanks' ' - To our best knowledge, ranks [a, b] "
+        "are the lagging ranks that caused this timeout. They never joined any collectives' or analyzeLaggingRanks' ' - To "
+        "our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:' with '   - [a, b] joined but "
+        "didn't finish collective #S (count from 1)' and '     [c] finished collective #S, but didn't join collective "
+        "#S+1 (count from 1)', then dumpSnapshot's ' - Snapshot of ranks' latest states:' (no lagging rank in it); "
+        "ProcessGroupNCCL.cpp WorkNCCL::printTraceback: 'Stack trace of the failed collective: ' and the Flight "
+        "Recorder's frames '#N FUNC from FILE:LINE' on the lines after it (or '... not found, potentially because "
+        "FlightRecorder is disabled'); real capture stas00/ml-engineering debug/pytorch.md, harvest 28)",
     ),
     lines=("glog lines '[E ProcessGroupNCCL.cpp:N] MSG' or '[EMMDD HH:MM:SS.NNNNNNNNN ProcessGroupNCCL.cpp:N] MSG', "
            "optionally after '[rankR]:' (2.3+) or a launcher's prefix, or the same MSG inside a Python exception; "
@@ -57,15 +66,19 @@ GRAMMAR = {"torch-nccl": Grammar(
            "its width; a launcher's bare '[rankR]' tag names the rank as '[rankR]:' does; a line naming a rank of its own (torch's '  what():  "
            "[PG 0 Rank 1] ...' under another rank's line) is never a tail; the Flight Recorder analyzer's report of "
            "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective', "
-           "': sequence number: S', ', sequence number: S' or ' S at entry R')"),
+           "': sequence number: S', ', sequence number: S' or ' S at entry R'); the desync report's lines (each on a line "
+           "of its own, no glog prefix: '- [R] Timeout at collective: COL, #S' and the lagging ranks under it); a "
+           "bare 'Stack trace of the failed collective:' and its '#N FUNC from FILE:LINE' frames"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures=("every one of these messages (the watchdog prints nothing on a healthy job): faults; the ranks' "
               "NCCL_DEBUG lines in the log interleaved mid-line (NVIDIA/nccl src/debug.cc @ v2.30: one vfprintf a "
               "line to stdout, block-buffered into a pipe): the nccl-debug view's interleaving error (errors)"),
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
             "progress[{rank, pg, failed_seq, last_enqueued, last_completed}], dump_signals[{rank, from, "
-            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces, mismatches[{seq, record_id, pg, op, "
+            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces, frames (the stack trace's "
+            "frame lines, in order), mismatches[{seq, record_id, pg, op, "
             "missing_ranks, world_size, expected_ranks, state, input_sizes, output_sizes}]}, heartbeat_timeouts, "
-            "process_down, terminated, blocking_wait, nccl_errors[{where, result, version, last_error}], nccl_version, faults, "
-            "errors"),
+            "process_down, terminated, blocking_wait, nccl_errors[{where, result, version, last_error}], nccl_version, "
+            "desync[{rank, op, seq (counted from 1, as the report prints it), never_joined, joined_not_finished, "
+            "finished_not_joined, lag_seq}], faults, errors"),
 )}

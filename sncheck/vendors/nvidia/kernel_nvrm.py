@@ -7,7 +7,9 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
   previous Xid N]`` (``src/nvidia/src/kernel/gpu/rc/kernel_rc.c``, ``XID_PRINT_WITH_ATTR``: the
   MIG instance where the error is attributed to one; ``pid='<unknown>'`` when no process;
   the cause from 555 on for Xid 45 "preemptive removal"). Drivers before 400 print ``Xid
-  (0000:3b:00)`` without ``PCI:``.
+  (0000:3b:00)`` without ``PCI:``. The proprietary drivers before the open modules (510.73.08 and
+  earlier, closed source: the real captures are the grammar, harvests 12 and 28) print ``pid=PID, `` with
+  no ``name=``: ``Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked ...``.
   A reporter may mask the address (``Xid (PCI:...): 145, ...``: NCCL-issue 2241): the driver's Xid, ``bus_id`` null.
 - ``nvidia-nvswitchN: SXid (PCI:dddd:bb:dd.f): %05d, MSG`` (``src/common/nvswitch/kernel/inc/
   common_nvswitch.h``, ``NVSWITCH_PRINT_SXID``): one report is its ``Fatal``/``Non-fatal`` line
@@ -60,8 +62,10 @@ _BUS = r"(?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0
 XID = re.compile(rf"NVRM: Xid \((?:{_BUS}|PCI:(?P<masked>[.xX*]+(?::[.xX*]+)*))(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\d+))?\): "
                  r"(?P<code>\d+)(?:,\s*(?P<rest>.*))?")
 SXID = re.compile(rf"(?:(?P<dev>nvidia-nvswitch\d+): )?SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
-# 'pid=PID, name=NAME, ' (a reporter may cut the pid and keep the name: both optional apart)
-_PID = re.compile(r"^(?:pid=(?P<pid>'[^']*'|\S+?), )?name=(?P<name>.*?), ")
+# 'pid=PID, name=NAME, ' (a reporter may cut the pid and keep the name: both optional apart); the
+# proprietary drivers before the open modules print 'pid=PID, ' with no name (510.73.08: 'Xid (PCI:0000:10:1c):
+# 63, pid=1896, Row Remapper: ...', harvest 28; harvest 12's 'pid=0, GPU has fallen off the bus.')
+_PID = re.compile(r"^(?:pid=(?P<pid>'[^']*'|\S+?), )?name=(?P<name>.*?), |^pid=(?P<bare>'[^']*'|\d+), ")
 _CAUSE = re.compile(r"\s*caused by previous Xid (\d+)\s*$")
 # Xid 154 (R550 on): 'GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)'; the
 # value is nvmlDeviceGpuRecoveryAction_t (0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and
@@ -136,7 +140,8 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None,
         rest = (m.group("rest") or "").strip()
         pid = name = cause = None
         if p := _PID.match(rest + " "):
-            pid, name, rest = (p.group("pid") or "").strip("'") or None, p.group("name"), rest[p.end():].strip()
+            pid = (p.group("pid") or p.group("bare") or "").strip("'") or None
+            name, rest = p.group("name"), rest[p.end():].strip()
         if c := _CAUSE.search(rest):
             cause, rest = int(c.group(1)), rest[: c.start()]
         out = {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")) if m.group("bus") else None, "class": None,
