@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sncheck.health import tried
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.rules import evaluate, load_rules_text
 from sncheck.health.summaries import summarize
@@ -178,6 +179,38 @@ def test_connectivity_coverage_reads_the_cards_tried_without_copying_their_rows(
         # b/gpu1 took part only in pairs that did not run; b/gpu0 in a pair that timed out (tried)
         assert [g.entity for g in gaps if g.entity_kind == "card"] == ["b/gpu1"], gaps
         assert "no peer-to-peer pair test" in gaps[-1].message
+
+
+def test_the_cards_tried_come_from_judging_s_frame_of_pairs_not_read_again(monkeypatch, tmp_path):
+    """The p2p rows' cards tried (connectivity's coverage) are noted when judging makes its
+    frame of pairs, for those rows: the invariants read no p2p column again (at 131,072
+    cards 5.9 s of judging's CPU), and name the same gaps as from the rows. Other rows
+    (another view of the run) are read for themselves."""
+    from sncheck.health import invariants
+    from sncheck.health.metrics import _p2p
+
+    rows = [*ROWS, ("b/gpu1", "a/gpu1", "scale_out", "not_run", None, None, None, None, None),
+            ("b/gpu1", None, "scale_out", None, None, None, None, None, None)]
+    p2p = [{"kind": "p2p", "layer": "connectivity", "round": i, **dict(zip(COLUMNS, r))} for i, r in enumerate(rows)]
+    p2p[3]["status"] = "not_run"  # a/gpu0<->b/gpu1 never tried: b/gpu1's tried pairs are its ok one and a null status
+    store = RunStore(tmp_path, run_id="r-1")
+    store.emit_rows(p2p)
+    store.close()
+    for view in (frames_of(p2p), read_frames(tmp_path).where(layer="connectivity")):
+        ctx = DetectContext(TOPO, {})
+        ctx.cache = {}
+        _p2p(view, ctx)
+        ctx.cache = None  # (as evaluate leaves it)
+        assert ctx.tried is not None and ctx.tried[1] == invariants._cards_tried(view) == \
+            {"a/gpu0", "a/gpu1", "b/gpu0", "b/gpu1"}
+        read = invariants.layer_findings("connectivity", view, DetectContext(TOPO, {}), rules=None)
+        assert not [f for f in read if f.entity_kind == "card"]
+        monkeypatch.setattr(invariants, "_cards_tried", lambda _rows: pytest.fail("the p2p rows read again"))
+        assert invariants.layer_findings("connectivity", view, ctx, rules=None) == read
+        monkeypatch.undo()
+        other = frames_of(p2p[:1])  # another view: read for itself (b's cards in no pair tried)
+        gaps = invariants.connectivity_coverage(other, TOPO, cards=tried.noted(ctx, other))
+        assert [g.entity for g in gaps if "no peer-to-peer" in g.message] == ["b"]  # (both its cards: the host)
 
 
 def test_checksum_ok_is_the_masked_boolean_pandas_makes_of_it():

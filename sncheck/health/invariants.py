@@ -53,6 +53,7 @@ from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Sev
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.groups import explained, group_entities, group_members
+from sncheck.health.tried import noted
 from sncheck.health.kernel import not_judged, rule_source
 from sncheck.health.drift import BASELINE_NOT_JUDGED  # noqa: F401 -- the run's finding of a baseline not found
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing, reference_of
@@ -107,7 +108,7 @@ def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, option
         out += fact_not_judged(layer, rows, ctx, fact_rules, gate)
     gaps: list[Finding] = []
     if layer == "connectivity":
-        gaps = connectivity_coverage(rows, ctx.topo, targets)
+        gaps = connectivity_coverage(rows, ctx.topo, targets, noted(ctx, rows))
         if targets is not None:
             gaps += unreachable_peers(rows, targets)
     elif layer == "stress":
@@ -319,7 +320,10 @@ def _distinct_of(values: pd.Series, rows: np.ndarray) -> set:
     return set(values.cat.categories[seen[:-1]])
 
 
-def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
+def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None,
+                          cards: set[str] | None = None) -> list[Finding]:
+    """Hosts without facts and cards in no pair tried (``cards``: those tried, as judging
+    noted them from its frame of pairs; None: read from the rows)."""
     out = []
     facts = kind_rows(rows, "host_fact", ["host"])
     read = _distinct(facts["host"]) if not facts.empty else set()
@@ -327,7 +331,8 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset
             for h in _hosts(topo, targets) if h not in read]
     if len(topo.cards) < 2:
         return out  # nothing to pair with: p2p cannot run (the facts still must)
-    return out + _card_gaps(_cards_tried(rows), topo, "connectivity", "took part in no peer-to-peer pair test", targets)
+    return out + _card_gaps(_cards_tried(rows) if cards is None else cards, topo, "connectivity",
+                            "took part in no peer-to-peer pair test", targets)
 
 
 _NOT_TRIED = [str(Status.UNREACHABLE), str(Status.NOT_RUN)]  # a p2p row whose pair was never tried

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, groups, injob, kernel
+from sncheck.health import fabric, groups, injob, kernel, tried
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows, rows_where
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
@@ -53,6 +53,7 @@ class DetectContext:
     # which): the group rule judges them from there, as no culprit's
     beyond: dict = field(default_factory=dict)
     shown: frozenset[tuple[str, str]] = frozenset()  # (card, rule): a retest's other suspects' (rates.explain_rates)
+    tried: tuple | None = field(default=None, repr=False)  # the cards the p2p rows tried (health.tried)
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
         """The cards the known culprits hold (with the retest's suspect, unless ``subject``
@@ -191,6 +192,7 @@ def _p2p(rows: pd.DataFrame, ctx: DetectContext, values: Sequence[str] = ()) -> 
             p[col] = p[col].astype("category")
         if ctx.cache is not None:
             ctx.cache[key] = (p, keep)
+        tried.note(ctx, rows, p)  # (connectivity's coverage: the cards tried, not read again)
     p = p.copy(deep=False)
     own = read is None and bool(values)
     if own:  # read for this caller alone: each column let go once its rows are taken
