@@ -66,3 +66,24 @@ def test_a_frame_not_a_selection_of_the_grouped_one_is_grouped_on_its_own(fleet)
     tail = cells.iloc[len(cells) // 2:].reset_index(drop=True)
     for other in (shuffled, tail, cells.iloc[::2].set_axis(np.arange(0, len(cells), 2)[::-1][:len(cells[::2])])):
         _same(summarise(other, fleet, cache=cache), summarise(other, fleet))
+
+
+def test_rows_whose_cards_are_all_known_have_their_ends_looked_up_once(fleet, monkeypatch):  # noqa: F811
+    """Where every category of both ends is a card of the table (a fleet's rows), each row's
+    ends are looked up once (not once to keep the known rows, then again for the pair keys);
+    the pairs are those of the same rows beside a card the table lacks, which is left out."""
+    ids = fleet.card_ids[:12] + fleet.card_ids[-12:]  # (a few pairs, two supernodes' tiers)
+    one = cells_of(fleet, pairs=[(x, y) for i, x in enumerate(ids) for y in ids[i + 1:]], noise=0.02, seed=1)
+    cells = pd.concat([one, one.iloc[:1].assign(src="nosuch/gpu0"), one], ignore_index=True)
+    for col in ("src", "dst", "tier"):
+        cells[col] = cells[col].astype("category")
+    known = cells.drop(index=len(one)).reset_index(drop=True)
+    known["src"] = known["src"].cat.remove_unused_categories()
+    asked: list[int] = []
+    of = pairgroups.Positions.of
+    monkeypatch.setattr(pairgroups.Positions, "of", lambda self, rows: asked.append(len(rows)) or of(self, rows))
+    got = summarise(known, fleet)
+    assert sum(asked) == 2 * len(known)  # src and dst, each row once
+    asked.clear()
+    _same(got, summarise(cells, fleet))  # the stray card's row left out, as before
+    assert sum(asked) == 4 * len(cells) - 2  # every row to find the known ones, then theirs again

@@ -156,8 +156,10 @@ def _grouped(cells: pd.DataFrame, table: pd.DataFrame) -> Iterator[TierGroup]:
     # array of every row beyond the frame's own columns: a fleet has tens of millions).
     present = {}
     small = len(cells) < 2**31  # (positions as int32: half the memory of every tier's rows)
+    known = src.all_known() and dst.all_known()  # (a fleet's rows: no row's cards looked up twice)
     for name, at in tier_rows(cells["tier"]):
-        at = at[(src.of(at) >= 0) & (dst.of(at) >= 0)]
+        if not known:
+            at = at[(src.of(at) >= 0) & (dst.of(at) >= 0)]
         if len(at):
             present[name] = at.astype(np.int32) if small else at
     for t in sorted(present):
@@ -227,6 +229,13 @@ class Positions:
 
     def of(self, rows: np.ndarray) -> np.ndarray:
         return self._codes[rows] if self._at is None else self._at[self._codes[rows]]
+
+    def all_known(self) -> bool:
+        """Whether every row's text is in the index (no position -1): a categorical's
+        from its categories and codes, without looking up its rows."""
+        if self._at is None:
+            return bool((self._codes >= 0).all())
+        return bool((self._at[:-1] >= 0).all()) and (not len(self._codes) or int(self._codes.min()) >= 0)
 
 
 def tier_rows(column: pd.Series) -> list[tuple[str, np.ndarray]]:
