@@ -202,6 +202,10 @@ def amd_smi_json_commands(rng: random.Random) -> Iterator[Variant]:
                 "rocm_version": "7.1.0", "amdgpu_version": "6.16.6", "amd_hsmp_driver_version": "N/A"}]
     yield Variant("amd-smi-json", "version --json", "$ amd-smi version --json\n" + json.dumps(version, indent=4) + "\n",
                   (("len(gpus)", 0), ("version.rocm_version", "7.1.0")))
+    half = [{"gpu": i, "power": {"socket_power": {"value": rng.randrange(100, 750), "unit": "W"}}} for i in range(2)]
+    del half[0]["power"]["socket_power"]["unit"]  # unit_format writes both: a value alone is no amd-smi output
+    yield Variant("amd-smi-json", "a value without its unit in a whole document", json.dumps(half, indent=4) + "\n",
+                  (("len(gpus)", 2),), fails=True, finding="power.socket_power: a value without its unit")
     foreign = [*gpus[:2], {"gpu": 2, "hostname": "node7", "owner": "ops"}]
     yield Variant("amd-smi-json", "a record no amd-smi command prints among its GPUs", json.dumps(foreign, indent=4) + "\n",
                   (("len(gpus)", 2),), fails=True, finding="device record 3 of 3 is no amd-smi record")

@@ -117,7 +117,8 @@ GRAMMAR = {
                   "json_message: no GPU, errors: not measured); a reader's paste from inside the document (a member's "
                   "key or a close before the first brace: sncheck.vendors.fragment) is refused, no GPU read; a record "
                   "whose keys no one command prints, or whose id is not an int, among amd-smi's records: an error, the "
-                  "others kept; a JSON value that holds no amd-smi record (any other object, list or scalar) and no "
+                  "others kept; a {\"value\"} without its \"unit\" or the reverse outside the record a cut went through "
+                  "(amdsmi_helpers.unit_format and the commands' literals write both): an error; a JSON value that holds no amd-smi record (any other object, list or scalar) and no "
                   "JSON at all are parse errors naming what the value is not"),
         values="gpus[{...the device object as printed...}], cpus[{cpu|core, ...}], nics[...], version{...}, "
                "26.x's link_status/current_partition/memory_partition/partition_profiles/partition_resources, errors",

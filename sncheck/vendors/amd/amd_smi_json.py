@@ -66,6 +66,19 @@ def _not_a_record(record: Any, last_cut: bool) -> str | None:
     return None
 
 
+def _half_values(value: Any, path: str) -> list[str]:
+    """The places in ``value`` holding a measured value without its unit or a unit without its value:
+    amdsmi_helpers.unit_format writes both in --json ({"value": V, "unit": U}; a value with no unit is the bare
+    value, N/A the string), as do the commands' own literals, so half of one is no output of amd-smi's."""
+    if isinstance(value, list):
+        return [w for i, v in enumerate(value) for w in _half_values(v, f"{path}[{i}]")]
+    if not isinstance(value, dict):
+        return []
+    if value and set(value) <= {"value", "unit"} and len(value) == 1:
+        return [path]
+    return [w for k, v in value.items() for w in _half_values(v, f"{path}.{k}" if path else str(k))]
+
+
 def _is_version(doc: Any) -> bool:
     """``amd-smi version --json``'s object (AmdSmiCommands.version: self.logger.output['tool'] = 'AMDSMI Tool', ...)."""
     return isinstance(doc, dict) and "tool" in doc and set(doc) <= RECORD_KEYS["version"]
@@ -102,6 +115,10 @@ def records(doc: Any, whole: bool) -> tuple[list[dict[str, Any]], dict[str, Any]
         why = _not_a_record(record, not whole and i == len(found) - 1)
         if why is None:
             kept.append(record)
+            if whole or i < len(found) - 1:  # the cut went through the last record: its halves are the cut's
+                errors += [f"device record {i + 1}: {at}: a value without its unit or a unit without its value "
+                           "(amd-smi's unit_format writes both): not as amd-smi prints it"
+                           for at in _half_values(record, "")[:3]]
         else:
             errors.append(f"device record {i + 1} of {len(found)} is no amd-smi record: {why}")
     if found and not kept:
