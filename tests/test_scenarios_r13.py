@@ -6,48 +6,37 @@ leaf, tried next, then "contradicted" that NIC (its pairs 1.18 of the 0.29 both 
 the leaf's four other NICs was named on its own (both seeds). An end culprit's factor is its pairs over
 the shared culprits on their paths, also when the shared one is found after it
 (``separation.refit``).
+
+r13-39 (inv-skew): both cards of the 2-card host s4 at 0.6 and their one inside pair at 0.3. The host's
+factor was read per tier, 0.18 on intra_host (that one pair) and 0.6 on scale_up, so one host
+"explained" the link; its cards' speed acts alike on every NVLink tier (``separation.capped``).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from click.testing import CliRunner
-
-from sncheck.cli.main import main
-
-UNITS = """name: r13-units
-design:
-  intra_host: {bandwidth: "300 GB/s", latency: "2 us"}
-  scale_up: {bandwidth: "300 GB/s", latency: "3 us"}
-  scale_out: {bandwidth: "400 Gb/s", latency: "12 us"}
-supernodes:
-""" + "".join(f"  - {{name: h{i}, hosts: h{i}, cards_per_host: 2}}\n" for i in range(1, 7)) + """fabric:
-  leaves:
-    - {name: ua-r0, rail: 0, hosts: "h[1-4]"}
-    - {name: ua-r1, rail: 1, hosts: "h[1-4]"}
-    - {name: ub-r0, rail: 0, hosts: "h[5-6]"}
-    - {name: ub-r1, rail: 1, hosts: "h[5-6]"}
-  spines: [core]
-backend:
-  type: mock
-"""
+from tests.test_scenarios_r10 import _ends, _run  # TOR: four 2-host supernodes of 2 cards, a leaf a supernode
 
 
-def test_a_nic_found_before_the_mild_leaf_above_it_is_read_again_over_that_leaf(tmp_path: Path):
-    # before: h2/nic0 at 0.34 and the leaf ua-r0 "contradicted" by it; the other unit's leaf ub-r0 was
-    # named instead (released by its retest) and ua-r0 never (seeds 1 and 2)
-    inv, plan, out = tmp_path / "units.yaml", tmp_path / "faults.yaml", tmp_path / "run"
-    inv.write_text(UNITS)
-    plan.write_text("faults:\n  - {type: slow_switch, target: 'leaf:ua-r0', factor: 0.85}\n"
-                    "  - {type: slow_nic, target: h2, port: 1, factor: 0.4}\n")
-    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "mock", "--faults", str(plan),
-                                  "--seed", "1", "--out", str(out), "-q"])
-    assert r.exit_code == 1, r.output
-    res = json.loads((out / "results.json").read_text())
-    named = {f["entity"]: f for f in res["findings"]}
-    assert set(named) == {"h2/nic0", "leaf:ua-r0"}
-    assert named["leaf:ua-r0"]["severity"] == "warning" and named["h2/nic0"]["severity"] == "critical"
-    assert abs(named["h2/nic0"]["evidence"]["factor"] - 0.4) < 0.05  # its own, over the leaf's 0.85
-    assert {e["entity"]: e["action"] for e in res["isolation"]} == {"h2/nic0": "isolate", "leaf:ua-r0": "isolate"}
+def _factors(res: dict) -> dict[str, float]:
+    return {f["entity"]: f["evidence"]["factor"] for f in res["findings"]}
+
+
+def test_a_nic_found_before_the_mild_leaf_above_it_is_read_again_over_that_leaf(tmp_path):
+    # before: pa1/nic0 at 0.34, and the leaf's three other NICs named one by one instead of tor-a (seed 1)
+    res = _run(tmp_path, "connectivity", ["{type: slow_switch, target: 'leaf:tor-a', factor: 0.85}",
+                                          "{type: slow_nic, target: pa1, port: 1, factor: 0.4}"])
+    named = _factors(res)
+    assert set(named) == {"pa1/nic0", "leaf:tor-a"}
+    assert abs(named["pa1/nic0"] - 0.4) < 0.05 and abs(named["leaf:tor-a"] - 0.85) < 0.05  # its own, over the leaf's
+    assert {f["entity"]: f["severity"] for f in res["findings"]} == {"pa1/nic0": "critical", "leaf:tor-a": "warning"}
+    assert _ends(res) == {"pa1/nic0": "isolate", "leaf:tor-a": "isolate"}
+
+
+def test_a_slow_hosts_slower_inside_link_is_a_link_of_its_own_not_the_host_at_two_speeds(tmp_path):
+    # before: host pb2 alone, factor 0.18 (its one intra_host pair) beside 0.6 on scale_up (seed 1)
+    res = _run(tmp_path, "connectivity", [*(f"{{type: slow_card, target: pb2/gpu{c}, factor: 0.6}}" for c in (0, 1)),
+                                          "{type: degraded_link, target: 'pb2/gpu0<->pb2/gpu1', factor: 0.3}"])
+    named = _factors(res)
+    assert set(named) == {"pb2", "pb2/gpu0<->pb2/gpu1"}
+    assert abs(named["pb2"] - 0.6) < 0.05 and abs(named["pb2/gpu0<->pb2/gpu1"] - 0.3) < 0.05
+    assert _ends(res) == {"pb2": "isolate", "pb2/gpu0<->pb2/gpu1": "isolate"}

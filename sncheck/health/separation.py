@@ -84,11 +84,17 @@ def capped(lv: "Level", per: dict[str, np.ndarray], out: dict[str, float]) -> di
     NIC's cap (``min(1, s B_up / B_out)``, :meth:`Level.card_factors`), or what its scale-out pairs
     read where healthier. Slow there alone while its own NVLink-tier pairs read healthy, it is not
     its cards at that factor but its NICs, each a culprit of its own: r10-04's four NICs of one
-    host at 0.5 (its intra-host and scale-up pairs 1.0) were named as the host."""
+    host at 0.5 (its intra-host and scale-up pairs 1.0) were named as the host. Its cards' speed acts
+    alike on every NVLink tier (a card's one factor there, :meth:`Level.card_factors`): a 2-card host at
+    0.6 whose one inside pair is a 0.3 link read 0.18 on intra_host and 0.6 on scale_up, one host
+    "explaining" the link (r13-39); read as one speed, that pair is left to the link."""
     inside = [v for t, v in per.items() if t != SCALE_OUT and len(v)]
-    if lv.model.out_cap is None or SCALE_OUT not in out or not inside:
+    if not inside:
         return out
     s = min(1.0, median(np.concatenate(inside)))
+    out = {t: s if t != SCALE_OUT else v for t, v in out.items()}  # its cards' one speed on every NVLink tier
+    if lv.model.out_cap is None or SCALE_OUT not in out:
+        return out
     return {**out, SCALE_OUT: min(1.0, max(s / lv.model.out_cap, out[SCALE_OUT]))}
 
 
