@@ -90,9 +90,9 @@ def test_a_link_released_to_a_card_then_withdrawn_is_not_released_to_it_again(tm
     two scale-out pairs (one the link's), the card's own retest releases it, the link's release is
     withdrawn, and its retest again must not release it to that card once more (the reviewer of
     stop 48: with the guard deleted the test above still passed)."""
-    import sncheck.health.levels as levels
+    import sncheck.health.greedy as greedy  # (the search's steps: sncheck.health.greedy since r12-31)
 
-    monkeypatch.setattr(levels, "slowed", lambda lv, e, H2: 0)
+    monkeypatch.setattr(greedy, "slowed", lambda lv, e, H2: 0)
     res, named, last = gate(tmp_path, ["{type: degraded_link, target: 'node003/gpu1<->node011/gpu1', factor: 0.7}",
                                        "{type: slow_card, target: node003/gpu1, factor: 0.6, late: true}"],
                             inventory="demo-2sn")

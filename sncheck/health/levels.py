@@ -14,14 +14,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, alone,
-                                    NEAR_Z, PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, NEAR_Z,
+                                    PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     entity_of, group_median, holds_cards, joined, median, on_path,
-                                    pairs_on, slowed, specific, unlocalised, uplinks)
+                                    pairs_on, specific, unlocalised, uplinks)
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
+from sncheck.health.greedy import exchange, search
 from sncheck.health.pairview import measured_below
-from sncheck.health.separation import (beside_sick, healthy_member, moved, refit, reread_cards, same_ground,
-                                      twin_cables, untold, wider)
+from sncheck.health.separation import beside_sick, moved, reread_cards, untold
 from sncheck.health.wholetier import whole_domains
 from sncheck.topology import SCALE_OUT
 
@@ -38,7 +38,8 @@ class Level:
         self.tiers, self.paths, self.bars, self.model, self.listed = tiers, paths, bars, model, listed
         self.n = len(paths.cards)
         self.H: Hypothesis = []
-        self.level = {t: (x.level if math.isfinite(x.level) and x.level > 0 else 1.0) for t, x in tiers.items()}
+        self.level0 = {t: (x.level if math.isfinite(x.level) and x.level > 0 else 1.0) for t, x in tiers.items()}
+        self.level = dict(self.level0)
         self.pair_design, self.pair_peers = bars.bound(PAIR, DESIGN), bars.bound(PAIR, PEERS)
         self.card_bar = bars.bound(CARD, PEERS)
         self.card_min = max([b.min_pairs for b in bars.of(CARD)] or [1])
@@ -54,6 +55,8 @@ class Level:
         self.looks: dict[str, FirstLook] = {}
         self.pair_ex: dict[str, np.ndarray] = {}  # tier -> its exceptions' pairs (initial)
         self.noise: dict[tuple, float] = {}  # (tier, hypothesis) -> one pair's noise over its level (pair_noise)
+        self.blockers: list[str] = []  # culprits that blocked a larger candidate (greedy.exchange)
+        self.evaluations = 0  # candidates evaluated, every search (greedy.step)
 
     # ---- entities
     def entity(self, kind: str, code: int, other: int = -1) -> Entity:
@@ -73,15 +76,24 @@ class Level:
         x = self.tiers[t]
         a, b = x.a[at], x.b[at]
         end_a, end_b, shared = np.ones(len(at)), np.ones(len(at)), np.ones(len(at))
+        links: list[tuple[int, float]] = []
         for e, f in H:
             ft = f.get(t, 1.0)
             if ft >= 1.0 or (e.kind in END_KINDS and not ends):
                 continue
-            if e.kind in END_KINDS:
+            if e.key[:1] == ("link",):  # one pair's: all of them at once, below
+                links.append((e.key[1] * self.n + e.key[2], ft))
+            elif e.kind in END_KINDS:
                 end_a = np.where(e.holds(a, self.n), np.minimum(end_a, ft), end_a)
                 end_b = np.where(e.holds(b, self.n), np.minimum(end_b, ft), end_b)
             else:
                 shared = np.where(on_path(e, self.paths, a, b), shared * ft, shared)
+        if links:
+            links.sort()
+            keys, factors = np.array([k for k, _ in links], np.int64), np.array([f for _, f in links])
+            code = np.minimum(a, b).astype(np.int64) * self.n + np.maximum(a, b)
+            k = np.minimum(np.searchsorted(keys, code), len(keys) - 1)
+            shared = np.where(keys[k] == code, shared * factors[k], shared)
         return np.minimum(end_a, end_b) * shared
 
     def residual(self, t: str, at: np.ndarray, H: Hypothesis) -> np.ndarray:
@@ -347,48 +359,16 @@ class Level:
                         f"{t}{more}, not the {pred[which[0]]:.2f} it predicts")
         return None
 
-    # ---- the search
+    # ---- the search (sncheck.health.greedy: its steps and what bounds their cost)
     def run(self) -> list[Culprit]:
-        self.initial()
-        total = self.left(self.H)
-        while total:
-            best: tuple | None = None
-            tied: list[tuple[tuple, Entity]] = []
-            for bound, e in self.candidates():
-                if best is not None and bound < best[0][0]:
-                    break  # it cannot explain as much as the best one found
-                if alone(self, e):
-                    continue  # measured in one pair alone: it cannot be told from that link
-                f = self.factors(e)
-                if not f or not self.beyond_a_bar(e, f) or alone(self, e, f):
-                    continue
-                H2 = refit(self, e, f)
-                why = self.contradiction(e, f, H2) or healthy_member(self, e, f)
-                if why is not None:
-                    self.lost.append((e, why))
-                    continue
-                scope = {t: self.pairs(e, t) for t in self.tiers}
-                domains = e.kind in ("host", "supernode")
-                gain = self.left(self.H, scope, domains) - self.left(H2, scope, domains)
-                if gain <= 0:
-                    continue
-                score = (gain, -slowed(self, e, H2), -(len(e.members) if e.kind in END_KINDS else 1), -specific(e))
-                tied.append((score, e))
-                if best is None or score > best[0]:
-                    best = (score, e, f)
-            if best is None:
-                break  # what is left no candidate explains: the exceptions' links, below
-            if twins := twin_cables(self, best, tied):  # neither named: their pairs stay, as links
-                self.barred |= twins
-                continue
-            best = wider(self, best, tied)
-            self.ties[best[1].name] = [e for s, e in tied if s[:2] == best[0][:2] and e is not best[1]
-                                       and same_ground(self, e, best[1])]
-            self.H = refit(self, best[1], best[2])
-            self.relevel()
-            total = self.left(self.H)
-        self.prune()
+        total = exchange(self, search(self))
         return self.culprits(total)
+
+    def start(self, barred: frozenset[str] = frozenset()) -> None:
+        """No culprit yet, nothing ``barred`` but those: a search begins (again)."""
+        self.H, self.lost, self.ties, self.barred, self.blockers = [], [], {}, set(barred), []
+        self.level, self.noise = dict(self.level0), {}
+        self.initial()
 
     def relevel(self) -> None:
         """A culprit over a large share of a tier moves the tier's level (one domain slow of
@@ -402,9 +382,23 @@ class Level:
                 reread_cards(self, t, NEAR_SPAN)
 
     def prune(self) -> None:
+        """Drop each culprit the others explain without it, last first. Without a culprit
+        every prediction is as high or higher, so on a tier of SMALL_TIER pairs or more
+        (whose peers are its level) nothing is explained that was not: a link whose pair the
+        others leave unexplained is kept unread, and one is judged over its pair and its two
+        cards' medians alone (a search ending with hundreds of links read every exception
+        once a link: sncheck.health.greedy)."""
         for i in range(len(self.H) - 1, -1, -1):
             rest = self.H[:i] + self.H[i + 1:]
-            if self.left(rest) <= self.left(self.H):
+            e = self.H[i][0]
+            scope = {t: self.pairs(e, t) for t in self.tiers} if e.key[:1] == ("link",) else None
+            if scope is not None and any(len(at) and len(self.tiers[t].a) < SMALL_TIER for t, at in scope.items()):
+                scope = None
+            if scope is not None and any(self.state(t, at, self.pred(t, at, rest))[0].any()
+                                         and not self.state(t, at, self.pred(t, at, self.H))[0].any()
+                                         for t, at in scope.items() if len(at)):
+                continue  # its pair unexplained without it: one more exception left
+            if self.left(rest, scope) <= self.left(self.H, scope):
                 self.H = rest
 
     def culprits(self, left: int) -> list[Culprit]:
