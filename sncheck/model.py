@@ -184,6 +184,16 @@ class Finding:
         return self.about == About.HARDWARE and not self.near_only
 
     @property
+    def held_suspect(self) -> bool:
+        """The run held its entity suspect: a hardware finding raised at warning or worse
+        (quarantined at the first anomaly), whatever its retest made of it (released to info:
+        ``evidence.severity_before_retest``). A finding at info from the start (an error
+        counter already above zero before the run: on record, not tonight's failure) is not."""
+        before = self.evidence.get("severity_before_retest")
+        raised = Severity(before) if before in tuple(Severity) else self.severity
+        return self.about == About.HARDWARE and max(raised.rank, self.severity.rank) >= Severity.WARNING.rank
+
+    @property
     def near_only(self) -> bool:
         """Named only as near its bar, inside it (``evidence.near_bar`` without ``beyond``): a
         suspect to re-measure (sncheck.run.nearbar), not a culprit."""

@@ -88,7 +88,8 @@ def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(flee
     released = {"entity": "node003/nic2", "entity_kind": "nic", "layer": "connectivity",
                 "rule": "p2p-bandwidth-below-design", "severity": "info", "gates": False,
                 "message": "nic node003/nic2: ... (not reproduced by the confirmation retest; released)",
-                "evidence": {}, "not_measured": False, "not_judged": False}
+                "evidence": {"severity_before_retest": "critical", "confirmed": False},  # as a release writes it
+                "not_measured": False, "not_judged": False}
     host = {**released, "entity": "node010", "entity_kind": "host"}
     record["findings"] = [released, host]
     (run / "results.json").write_text(json.dumps(record))
@@ -101,6 +102,50 @@ def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(flee
     assert "node003/gpu2" not in cards["scale_out"] and "node003/gpu2" in cards["scale_up"]  # a NIC: its scale-out pairs
     assert not any(c.startswith("node010/") for t in cards.values() for c in t)
     assert "node003/gpu1" in cards["scale_out"]  # the others kept
+
+
+def test_an_info_finding_from_the_start_leaves_its_card_in_the_baseline(fleets, tmp_path):
+    # reviews18 #2 addendum: fabric-errors-before-run (info: a counter already above zero when the run
+    # began, an old burst nobody cleared) left node001/gpu0 out of every tier (39 rows), so a card
+    # measured healthy lost its known-good level; a released suspect beside it is still left out
+    tmp, _ = fleets
+    run = tmp_path / "run"
+    shutil.copytree(tmp / "demo", run)
+    record = json.loads((run / "results.json").read_text())
+    old_burst = {"entity": "node001/gpu0", "entity_kind": "card", "layer": "connectivity",
+                 "rule": "fabric-errors-before-run", "severity": "info", "gates": False,
+                 "message": "card node001/gpu0: fabric error counters already above zero",
+                 "evidence": {"counters": {"replay_errors": {"before": 3, "after": 3, "growth": 0}}},
+                 "not_measured": False, "not_judged": False}
+    released = {**old_burst, "entity": "node004/gpu1", "rule": "p2p-bandwidth-below-design",
+                "message": "card node004/gpu1: ... (not reproduced by the confirmation retest; released)",
+                "evidence": {"severity_before_retest": "warning", "confirmed": False}}
+    record["findings"] = [old_burst, released]
+    (run / "results.json").write_text(json.dumps(record))
+    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    assert r.exit_code == 0, r.output
+    made = json.loads((tmp_path / "b.json").read_text())
+    assert made["left_out"] == ["node004/gpu1"], made.get("left_out")
+    cards = made["metrics"]["p2p_bandwidth"]["card"]
+    assert all("node001/gpu0" in cards[t] for t in ("intra_host", "scale_up", "scale_out")), cards.keys()
+    assert not any("node004/gpu1" in c for c in cards.values())
+
+
+def test_a_run_whose_every_row_a_suspect_measured_says_so(fleets, tmp_path):
+    # inv-tor's transient NIC (reviews18 #2's repro on main): the stress layer's groups of every supernode
+    # were slow, retested and released; every row left out, and the refusal said 'the runs hold no rows'
+    tmp, _ = fleets
+    run = tmp_path / "run"
+    shutil.copytree(tmp / "demo", run)
+    record = json.loads((run / "results.json").read_text())
+    record["findings"] = [{"entity": sn, "entity_kind": "supernode", "layer": "stress", "rule": "collective-group-slow",
+                           "severity": "info", "message": f"{sn}: ... (released)", "evidence": {
+                               "severity_before_retest": "warning"}, "not_measured": False, "not_judged": False}
+                          for sn in ("sn0", "sn1")]
+    (run / "results.json").write_text(json.dumps(record))
+    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    assert r.exit_code == 2 and not (tmp_path / "b.json").exists(), r.output
+    assert "every measurement row was left out: the runs' findings held suspect sn0, sn1" in r.output, r.output
 
 
 def test_a_nic_cable_named_leaves_its_nics_scale_out_pairs_out_of_a_baseline() -> None:

@@ -23,7 +23,7 @@ from sncheck.store.layout import ROWS_DIR, is_run_dir
 from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
-from sncheck.model import About, EntityKind, Finding, card_of, host_of, is_cable, is_uplink, split_link
+from sncheck.model import EntityKind, Finding, card_of, host_of, is_cable, is_uplink, split_link
 
 SCHEMA = "sncheck.baseline/1"
 BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")
@@ -63,10 +63,13 @@ def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | 
 
 
 def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dict) -> tuple[np.ndarray, list[str]]:
-    """The pair rows of every entity a hardware finding of the run named, whatever became of
-    it (released by its retest or not): a suspect's values are no known-good level (review17
-    #5: a transient NIC's 0.4 pairs, released, became its card's baseline, and a later night at
-    0.8 of design read above 0.9 of it). A card, a NIC's card (its scale-out pairs), a link's
+    """The pair rows of every entity the run held suspect (``Finding.held_suspect``: raised at
+    warning or worse), whatever became of it (released by its retest or not): a suspect's values
+    are no known-good level (review17 #5: a transient NIC's 0.4 pairs, released, became its card's
+    baseline, and a later night at 0.8 of design read above 0.9 of it). A finding at info from the
+    start says nothing of the values measured (fabric-errors-before-run: a counter above zero
+    before the run): its entity keeps its level (reviews18 #2: such a card lost every level, and
+    was judged against its tier's night after night). A card, a NIC's card (its scale-out pairs), a link's
     pair, a host's or a supernode's cards; a switch or a leaf-to-spine cable: the scale-out
     pairs of the NICs it serves (``evidence.nics``), every scale-out pair where it does not say
     them; a NIC's cable to its leaf, as its NIC. The mask, and the entities named."""
@@ -79,7 +82,7 @@ def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dic
     sn_hosts = {s.get("name"): set(s.get("hosts") or ()) for s in topology.get("supernodes") or () if isinstance(s, dict)}
     named: list[str] = []
     for f in findings:
-        if f.about != About.HARDWARE:
+        if not f.held_suspect:
             continue
         kind, e = f.entity_kind, f.entity
         nic_cable = kind == EntityKind.LINK and is_cable(e) and not is_uplink(e)  # a NIC's to its leaf: the NIC's
@@ -157,6 +160,11 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
             left_out.extend(n for n in named if n not in left_out)
         frames.append(frame[~drop])
     p2p = pd.concat(frames, ignore_index=True)
+    if p2p.empty and left_out:  # (rows there were: every one of them a suspect's)
+        raise ConfigError(f"every measurement row was left out: the runs' findings held suspect "
+                          f"{', '.join(left_out[:6])}{', ...' if len(left_out) > 6 else ''} (released or not), whose "
+                          "values are no known-good level; make the baseline from other passing runs",
+                          ", ".join(map(str, run_dirs)))
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
     rows = RowFrames({"p2p": p2p})

@@ -387,15 +387,16 @@ def _named(found: list[dict[str, Any]]) -> tuple[Finding, ...]:
 
 
 def _without_named(summ: dict, found: tuple[Finding, ...]) -> tuple[dict, list[str]]:
-    """A run's summaries less the card levels of every entity its findings named, released or
-    not, as ``baseline make`` leaves their rows out of a run directory's baseline (review17 #5,
+    """A run's summaries less the card levels of every entity it held suspect (``Finding.held_suspect``:
+    an info finding from the start, an old counter burst, is none), released or not, as ``baseline make`` leaves their rows out of a run directory's baseline (review17 #5,
     the round's leftover: the state store's baseline took a released NIC's 0.4 level as its card's
     known-good). A card level stands for its card's pairs of one tier: :func:`named_rows` reads
     each as one pair of that card with itself, so a card, a NIC (its scale-out tier), a host, a
     switch or cable leave it out, and a link (one pair of many under a median) does not. A
     supernode's hosts are not in the store: a run with a supernode named gives no card level."""
     cards = [(k, e, m) for k, e, m in summ if k == "card" and "/" in m]
-    found = tuple(f for f in found if not (f.entity_kind == EntityKind.LINK and not is_cable(f.entity)))  # a card link
+    found = tuple(f for f in found if f.held_suspect
+                  and not (f.entity_kind == EntityKind.LINK and not is_cable(f.entity)))  # (a card link: no card level)
     if not found or not cards:
         return summ, []
     if any(f.entity_kind == EntityKind.SUPERNODE for f in found):
