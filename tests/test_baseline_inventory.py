@@ -78,22 +78,27 @@ def test_a_baseline_from_a_state_store_of_two_inventories_names_one(fleets):
     assert json.loads((tmp / "s.json").read_text())["inventory"] == "other-fleet"
 
 
-def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(fleets, tmp_path):
-    # review17 #5: a passing run's transient NIC, found at 0.4 and released by its retest, gave its
-    # card a 'known-good' level of 0.7 of the others'; a later night at 0.8 of design read above 0.9 of it
+def _made_with(fleets, tmp_path: Path, findings: list[dict]):
+    """``baseline make`` of the demo run with ``findings`` for its record's (as a run of them wrote it)."""
     tmp, _ = fleets
     run = tmp_path / "run"
     shutil.copytree(tmp / "demo", run)
     record = json.loads((run / "results.json").read_text())
+    record["findings"] = findings
+    (run / "results.json").write_text(json.dumps(record))
+    return invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+
+
+def test_a_baseline_leaves_out_what_the_runs_findings_named_released_or_not(fleets, tmp_path):
+    # review17 #5: a passing run's transient NIC, found at 0.4 and released by its retest, gave its
+    # card a 'known-good' level of 0.7 of the others'; a later night at 0.8 of design read above 0.9 of it
     released = {"entity": "node003/nic2", "entity_kind": "nic", "layer": "connectivity",
                 "rule": "p2p-bandwidth-below-design", "severity": "info", "gates": False,
                 "message": "nic node003/nic2: ... (not reproduced by the confirmation retest; released)",
                 "evidence": {"severity_before_retest": "critical", "confirmed": False},  # as a release writes it
                 "not_measured": False, "not_judged": False}
     host = {**released, "entity": "node010", "entity_kind": "host"}
-    record["findings"] = [released, host]
-    (run / "results.json").write_text(json.dumps(record))
-    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    r = _made_with(fleets, tmp_path, [released, host])
     assert r.exit_code == 0, r.output
     assert "left out" in r.output and "node003/nic2, node010" in r.output
     made = json.loads((tmp_path / "b.json").read_text())
@@ -108,10 +113,6 @@ def test_an_info_finding_from_the_start_leaves_its_card_in_the_baseline(fleets, 
     # reviews18 #2 addendum: fabric-errors-before-run (info: a counter already above zero when the run
     # began, an old burst nobody cleared) left node001/gpu0 out of every tier (39 rows), so a card
     # measured healthy lost its known-good level; a released suspect beside it is still left out
-    tmp, _ = fleets
-    run = tmp_path / "run"
-    shutil.copytree(tmp / "demo", run)
-    record = json.loads((run / "results.json").read_text())
     old_burst = {"entity": "node001/gpu0", "entity_kind": "card", "layer": "connectivity",
                  "rule": "fabric-errors-before-run", "severity": "info", "gates": False,
                  "message": "card node001/gpu0: fabric error counters already above zero",
@@ -120,9 +121,7 @@ def test_an_info_finding_from_the_start_leaves_its_card_in_the_baseline(fleets, 
     released = {**old_burst, "entity": "node004/gpu1", "rule": "p2p-bandwidth-below-design",
                 "message": "card node004/gpu1: ... (not reproduced by the confirmation retest; released)",
                 "evidence": {"severity_before_retest": "warning", "confirmed": False}}
-    record["findings"] = [old_burst, released]
-    (run / "results.json").write_text(json.dumps(record))
-    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    r = _made_with(fleets, tmp_path, [old_burst, released])
     assert r.exit_code == 0, r.output
     made = json.loads((tmp_path / "b.json").read_text())
     assert made["left_out"] == ["node004/gpu1"], made.get("left_out")
@@ -134,16 +133,10 @@ def test_an_info_finding_from_the_start_leaves_its_card_in_the_baseline(fleets, 
 def test_a_run_whose_every_row_a_suspect_measured_says_so(fleets, tmp_path):
     # inv-tor's transient NIC (reviews18 #2's repro on main): the stress layer's groups of every supernode
     # were slow, retested and released; every row left out, and the refusal said 'the runs hold no rows'
-    tmp, _ = fleets
-    run = tmp_path / "run"
-    shutil.copytree(tmp / "demo", run)
-    record = json.loads((run / "results.json").read_text())
-    record["findings"] = [{"entity": sn, "entity_kind": "supernode", "layer": "stress", "rule": "collective-group-slow",
-                           "severity": "info", "message": f"{sn}: ... (released)", "evidence": {
-                               "severity_before_retest": "warning"}, "not_measured": False, "not_judged": False}
-                          for sn in ("sn0", "sn1")]
-    (run / "results.json").write_text(json.dumps(record))
-    r = invoke("baseline", "make", run, "--out", tmp_path / "b.json")
+    r = _made_with(fleets, tmp_path, [{"entity": sn, "entity_kind": "supernode", "layer": "stress",
+                                       "rule": "collective-group-slow", "severity": "info",
+                                       "message": f"{sn}: ... (released)", "evidence": {"severity_before_retest": "warning"},
+                                       "not_measured": False, "not_judged": False} for sn in ("sn0", "sn1")])
     assert r.exit_code == 2 and not (tmp_path / "b.json").exists(), r.output
     assert "every measurement row was left out: the runs' findings held suspect sn0, sn1" in r.output, r.output
 

@@ -78,25 +78,31 @@ backend:
 """
 
 
-def test_two_leaves_under_one_spine_are_the_two_leaves_in_a_bounded_search(tmp_path, monkeypatch):
-    # before: the spine and the 6 links inside pod ab, each link a step of its own in which every
-    # candidate was evaluated again (7 times for the racks and leaves)
-    evaluated: dict[tuple[int, str], int] = {}
+def _counted(tmp_path: Path, monkeypatch, faults: list[str]) -> tuple[dict, dict[tuple[Level, str], int]]:
+    """A mock connectivity run of RACKS, exit 1: its results, and how many times each search
+    (``Level``) evaluated each candidate (its factors read)."""
+    evaluated: dict[tuple[Level, str], int] = {}  # (each search held: no id reused by the next)
     factors = Level.factors
 
     def counted(self, e):
-        evaluated[id(self), e.name] = evaluated.get((id(self), e.name), 0) + 1
+        evaluated[self, e.name] = evaluated.get((self, e.name), 0) + 1
         return factors(self, e)
 
     monkeypatch.setattr(Level, "factors", counted)
     inv, plan, out = tmp_path / "racks.yaml", tmp_path / "faults.yaml", tmp_path / "run"
     inv.write_text(RACKS)
-    plan.write_text("faults:\n  - {type: slow_switch, target: 'leaf:ab-rail0', factor: 0.5}\n"
-                    "  - {type: slow_switch, target: 'leaf:ab-rail1', factor: 0.5}\n")
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
     r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "mock", "--faults", str(plan),
                                   "--seed", "1", "--out", str(out), "-q"])
     assert r.exit_code == 1, r.output
-    res = json.loads((out / "results.json").read_text())
+    return json.loads((out / "results.json").read_text()), evaluated
+
+
+def test_two_leaves_under_one_spine_are_the_two_leaves_in_a_bounded_search(tmp_path, monkeypatch):
+    # before: the spine and the 6 links inside pod ab, each link a step of its own in which every
+    # candidate was evaluated again (7 times for the racks and leaves)
+    res, evaluated = _counted(tmp_path, monkeypatch, ["{type: slow_switch, target: 'leaf:ab-rail0', factor: 0.5}",
+                                                      "{type: slow_switch, target: 'leaf:ab-rail1', factor: 0.5}"])
     assert {(f["entity"], f["rule"]) for f in res["findings"]} == {
         ("leaf:ab-rail0", "p2p-bandwidth-below-design"), ("leaf:ab-rail1", "p2p-bandwidth-below-design")}
     assert {e["entity"]: e["action"] for e in res["isolation"] if e["action"] != "quarantine"} == {
@@ -108,23 +114,10 @@ def test_two_leaves_under_one_spine_are_the_two_leaves_in_a_bounded_search(tmp_p
 def test_links_no_candidate_explains_are_taken_in_one_step(tmp_path, monkeypatch):
     # nine links at 0.3, three disjoint in each of three racks: the search's one step takes them all,
     # each candidate evaluated once (before: a step a link, the last one evaluated 9 times)
-    evaluated: dict[tuple[int, str], int] = {}
-    factors = Level.factors
-
-    def counted(self, e):
-        evaluated[id(self), e.name] = evaluated.get((id(self), e.name), 0) + 1
-        return factors(self, e)
-
-    monkeypatch.setattr(Level, "factors", counted)
     links = [f"{h}1/gpu0<->{h}2/gpu1" for h in "abc"] + [f"{h}1/gpu1<->{h}3/gpu0" for h in "abc"] + \
         [f"{h}2/gpu0<->{h}3/gpu1" for h in "abc"]
-    inv, plan, out = tmp_path / "racks.yaml", tmp_path / "faults.yaml", tmp_path / "run"
-    inv.write_text(RACKS)
-    plan.write_text("faults:\n" + "".join(f"  - {{type: degraded_link, target: '{x}', factor: 0.3}}\n" for x in links))
-    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "mock", "--faults", str(plan),
-                                  "--seed", "1", "--out", str(out), "-q"])
-    assert r.exit_code == 1, r.output
-    res = json.loads((out / "results.json").read_text())
+    res, evaluated = _counted(tmp_path, monkeypatch, [f"{{type: degraded_link, target: '{x}', factor: 0.3}}"
+                                                      for x in links])
     assert {f["entity"] for f in res["findings"]} == set(links)
     assert {e["entity"]: e["action"] for e in res["isolation"] if e["action"] != "quarantine"} == {x: "isolate" for x in links}
     assert evaluated and max(evaluated.values()) == 1, sorted(evaluated.items(), key=lambda kv: -kv[1])[:5]
