@@ -22,6 +22,7 @@ from sncheck.health.p2ptiers import LEVELS as P2P_LEVELS, RATES as P2P_RATES, p2
 from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
+from sncheck.health.within import WITHIN, within_culprits
 from sncheck.health.wholetier import WHOLE, at_design, whole_message
 from sncheck.model import About, Basis, EntityKind, Finding, Severity, card_of, is_uplink
 from sncheck.topology import SCALE_OUT, SCALE_UP
@@ -170,9 +171,12 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         # a pair through a known culprit is its symptom, never the other end's: the cards it holds,
         # and the pairs through a known link, switch or cable (which hold no card; r11-32's dead link,
         # named by connectivity, was named again in stress as its host "card or link, not localised")
-        cells = without(cells, ctx.culprit_cards(subject=False))
-        through = ctx.explained_pairs(cells["src"], cells["dst"]) if not cells.empty else None
-        cells = cells[~through] if through is not None and through.any() else cells
+        if metric == WITHIN:  # a bandwidth: its symptom only within the culprit's own factor (within.py)
+            cells = within_culprits(cells, ctx)
+        else:
+            cells = without(cells, ctx.culprit_cards(subject=False))
+            through = ctx.explained_pairs(cells["src"], cells["dst"]) if not cells.empty else None
+            cells = cells[~through] if through is not None and through.any() else cells
     if cells.empty:
         return []
     if any(r.op == "ratio_to_design" for r in rules) and ("design" not in cells or cells["design"].isna().all()):

@@ -403,6 +403,8 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
         beyond = ctx.beyond.get(str(group))
         if not cards or (beyond is None and explained(cards, ctx.known, ctx.topo)):
             continue
+        if beyond is not None and explained(cards, frozenset(k for k in ctx.known if k[0] not in ctx.factors), ctx.topo):
+            continue  # a culprit named since (this layer's pairs: no measured factor here) explains it whole
         if beyond is not None:  # slower than its culprit explains: judged from where it is (beyond_culprits)
             rows_of = rows_of[rows_of["size_bytes"] >= beyond["from_bytes"]]
         over = spans(str(group), ctx.topo)

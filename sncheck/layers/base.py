@@ -72,7 +72,8 @@ class LayerContext:
 
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
-                             known=self.known, untold=self.untold, beyond=self.beyond)
+                             known=self.known, untold=self.untold, beyond=self.beyond,
+                             factors=self.factors)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""

@@ -184,7 +184,7 @@ def run(ctx: LayerContext) -> dict:
     why = {g: e for g in slow_at if (e := explainer(list(groups[g]), ctx.known, ctx.topo)) is not None}
     # one no rerun could tell (every card of it, or all but one, under the culprit) is judged by the culprit's
     # own measured factor against the group's: slower than that explains, it is unexplained from there
-    if alone := {g: list(groups[g]) for g in why if g not in sources}:
+    if alone := {g: list(groups[g]) for g in why}:
         ctx.beyond = beyond_culprits(group_busbw(rows, ctx.detect_context()), alone, ctx.known, ctx.factors, ctx.topo,
                                      rule, launch_spread(rows))
     why = {g: e for g, e in why.items() if g not in ctx.beyond}
@@ -209,7 +209,7 @@ def run(ctx: LayerContext) -> dict:
     if why:  # the culprit each explained slow group was left to (the report says what its retest told)
         summary["explained"] = {g: {"entity": e, "entity_kind": k} for g, (e, k) in sorted(why.items())}
     if suspects:
-        narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: slow_at[g] for g in beyond}))
+        narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: unexplained[g] for g in beyond}))
         ctx.progress(f"stress: narrowing over {len(narrow.groups)} pairs of {len(suspects)} suspect cards")
         ctx.backend.collectives(narrow, ctx.emit)
         summary["narrowing_pairs"] = len(narrow.groups)

@@ -188,7 +188,7 @@ def _dctx(ctx: LayerContext, subject: Finding | None = None) -> DetectContext:
     me = subject.entity if subject is not None else None
     known = ctx.known | ({(subject.entity, subject.entity_kind)} if subject is not None else set())
     return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history, known=frozenset(known),
-                         subject=me, shown=frozenset((c, r) for c, r, e in ctx.shown if e != me))
+                         subject=me, factors=ctx.factors, shown=frozenset((c, r) for c, r, e in ctx.shown if e != me))
 
 
 class Window:

@@ -25,6 +25,7 @@ from typing import Callable
 
 from sncheck.errors import HarnessError
 from sncheck.health.findings import merge_findings
+from sncheck.health.within import WITHIN, rests_on
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
@@ -77,7 +78,7 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
     findings what they were said to explain raises once judged without them; each new one
     joins the next wave, whose retests no longer hold the released entities as culprits."""
     steps: list[IsolationStep] = []
-    wave = list(findings)
+    wave, after = _after_their_culprits(findings, ctx) if confirm_enabled else (list(findings), [])
     known = {f.entity for f in findings}
     first = True
     asked: set[str] = set()
@@ -97,6 +98,10 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
         wave = [*(g for g in seen if g.entity not in known), *waiting]
         known |= {g.entity for g in wave}
         findings.extend(wave)
+        if after:  # judged within another's factor: retested once it is decided, released ones no culprits
+            gone = {s.entity for s in _last(steps).values() if s.action == Action.RELEASE}
+            ctx.known = frozenset(k for k in ctx.known if k[0] not in gone)
+            wave, after = [*wave, *after], []
         ctx.known = ctx.known | {(g.entity, g.entity_kind) for g in wave}
         # a link released as its end card's holds only while that card ends confirmed (sncheck.run.withdraw)
         wave += withdrawn(findings, steps, {g.entity for g in wave}, left=n + 1 < WAVES)
@@ -116,6 +121,17 @@ def _last(steps: list[IsolationStep]) -> dict[str, IsolationStep]:
 def _fresh(found: list[Finding], known: set[str]) -> list[Finding]:
     """Of the findings a judging again raised, those on entities not found before, one per culprit."""
     return merge_findings([g for g in found if g.entity not in known])
+
+
+def _after_their_culprits(findings: list[Finding], ctx: LayerContext) -> tuple[list[Finding], list[Finding]]:
+    """The run's findings apart: those retested first, and the pair findings judged within another one's
+    measured factor (sncheck.health.within.rests_on: on their pairs), retested in the wave after it."""
+    named = [f for f in findings if suspect(f)]
+    if len(named) < 2:  # (none judged within another)
+        return list(findings), []
+    pairs = {r.name for r in (ctx.rules.rules if ctx.rules is not None else ()) if r.metric == WITHIN}
+    later = [f for f in named if f.rule in pairs and rests_on(f, named, ctx.detect_context())]
+    return [f for f in findings if f not in later], later
 
 
 def _inner_first(fresh: list[Finding], ctx: LayerContext) -> tuple[list[Finding], list[Finding]]:

@@ -24,6 +24,7 @@ from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch, replica_ranks
 from sncheck.health.rules import RuleSet, load_rules
+from sncheck.health.within import measured_factors
 from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, coverage, golden, stress
 from sncheck.layers.base import LayerContext
@@ -367,8 +368,7 @@ class Run:
             if spec.name == stress.NAME:  # what it left to a culprit the retest releases is judged again (rejudge)
                 self.rejudge = Rejudge(ctx, summary)
             known |= {(f.entity, f.entity_kind) for f in culprits}
-            factors |= {f.entity: float(x) for f in culprits if isinstance(x := f.evidence.get("factor"), (int, float))
-                        and 0 < x < 1}
+            factors |= measured_factors(culprits)
             untold |= {f.entity for f in culprits
                        if f.entity_kind in ("host", "supernode") and f.evidence.get("separated") is False}
             yield LayerOutcome(spec, summary, found)
@@ -480,11 +480,11 @@ class Run:
         """Quarantine, then confirm by retest (isolate, release or keep quarantined): the
         isolation steps join the record; the findings keep the retest's verdicts."""
         assert self.backend is not None, "resolve() first"
+        named = [f for f in recorder.findings if f.names_culprit and f.severity.rank >= Severity.WARNING.rank]
         ctx = LayerContext(self.topo, self.backend, emit, self.design, {}, self.progress, rules=self.rules,
                            reference=self.references.get("golden"), baseline=self.baseline,
-                           history=self.history,
-                           known=frozenset((f.entity, f.entity_kind) for f in recorder.findings
-                                           if f.names_culprit and f.severity.rank >= Severity.WARNING.rank))
+                           history=self.history, known=frozenset((f.entity, f.entity_kind) for f in named),
+                           factors=measured_factors(named))
         released_at = self.state.released_at if self.state is not None else _never_released
         return recorder.retest(ctx, confirm=self.playbook.confirm, released_at=released_at,
                                now=datetime.now(timezone.utc), again=self.rejudge)
