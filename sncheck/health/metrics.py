@@ -52,9 +52,7 @@ class DetectContext:
     # (the stress layer's groups.beyond_culprits: group -> the culprit, its factor, the size from
     # which): the group rule judges them from there, as no culprit's
     beyond: dict = field(default_factory=dict)
-    # of the known culprits, each one's measured factor (its finding's evidence.factor): a pair through one is its
-    # symptom only within it (sncheck.health.within); one with none explains its pairs whole
-    factors: dict = field(default_factory=dict)
+    factors: dict = field(default_factory=dict)  # of the known culprits, each one's measured factor (health.within)
     shown: frozenset[tuple[str, str]] = frozenset()  # (card, rule): a retest's other suspects' (rates.explain_rates)
     tried: tuple | None = field(default=None, repr=False)  # the cards the p2p rows tried (health.tried)
 
