@@ -121,3 +121,17 @@ def test_links_no_candidate_explains_are_taken_in_one_step(tmp_path, monkeypatch
     assert {f["entity"] for f in res["findings"]} == set(links)
     assert {e["entity"]: e["action"] for e in res["isolation"] if e["action"] != "quarantine"} == {x: "isolate" for x in links}
     assert evaluated and max(evaluated.values()) == 1, sorted(evaluated.items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_two_leaves_of_one_rail_in_two_pods_are_the_two_leaves(tmp_path, monkeypatch):
+    # the sweep of two switches at once (levels19): gb200-4rack's pod-ab-rail0 and pod-cd-rail0 at 0.5.
+    # Each leaf read 0.25 from its pairs through both (more than its pairs inside it), its inside pairs at
+    # 0.5 contradicted it, and the cable above one leaf (0.25) and 648 links were named
+    res, evaluated = _counted(tmp_path, monkeypatch, ["{type: slow_switch, target: 'leaf:ab-rail0', factor: 0.5}",
+                                                      "{type: slow_switch, target: 'leaf:cd-rail0', factor: 0.5}"])
+    assert {(f["entity"], f["rule"]) for f in res["findings"]} == {
+        ("leaf:ab-rail0", "p2p-bandwidth-below-design"), ("leaf:cd-rail0", "p2p-bandwidth-below-design")}
+    assert {e["entity"]: e["action"] for e in res["isolation"] if e["action"] != "quarantine"} == {
+        "leaf:ab-rail0": "isolate", "leaf:cd-rail0": "isolate"}
+    # three searches (without the first cable, then without both) of two steps each
+    assert evaluated and max(evaluated.values()) <= 6, sorted(evaluated.items(), key=lambda kv: -kv[1])[:5]

@@ -21,7 +21,7 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
 from sncheck.health.greedy import exchange, search
 from sncheck.health.pairview import measured_below
-from sncheck.health.separation import beside_sick, moved, reread_cards, untold
+from sncheck.health.separation import beside_sick, moved, own_path, reread_cards, untold
 from sncheck.health.wholetier import whole_domains
 from sncheck.topology import SCALE_OUT
 
@@ -282,7 +282,8 @@ class Level:
                 continue
             rest = self.pred(t, at, self.H)
             values = np.where(x.failed[at], 0.0, x.ratio[at])
-            clean = rest >= 1.0  # else, pred being min(ends) * shared, an end is over the shared culprits only
+            clean = own_path(self, e, t, at, values, rest >= 1.0)
+            # else, pred being min(ends) * shared, an end is over the shared culprits only
             rest = self.pred(t, at, self.H, ends=False) if e.kind in END_KINDS and not clean.any() else rest
             per[t] = values[clean] if clean.any() else values / np.where(rest > 0, rest, 1.0)
         if e.kind == "card" and per:

@@ -227,3 +227,23 @@ def refit(lv: "Level", e: Entity, f: dict[str, float]) -> list[tuple[Entity, dic
     finally:
         lv.H = saved
     return H2
+
+
+OWN_PAIRS = 3  # a leaf's pairs that cross no other switch: at least these to read its factor from
+
+
+def own_path(lv: "Level", e: Entity, t: str, at: np.ndarray, values: np.ndarray, clean: np.ndarray) -> np.ndarray:
+    """Which of a candidate's pairs ``at`` (``clean``: those the hypothesis holds healthy but for it)
+    its factor is read from: a leaf's pairs that cross no other switch (both ends under it) where
+    they read healthier than all of them beyond a pair's tolerance, else ``clean``. A pair reads the
+    product of the shared elements on its path, and another slow leaf's share on the pairs through
+    both is not its own: gb200-4rack with pod-ab-rail0 and pod-cd-rail0 at 0.5 read each leaf at the
+    0.25 of its 1,296 pairs through both, its 324 inside at 0.5 contradicted it, and 648 links were
+    named. (A leaf whose inside pairs read as slow as the rest reads as before: the same pairs.)"""
+    if e.key[:1] != ("leaf",) or t != SCALE_OUT or lv.pair_tol is None:
+        return clean
+    x = lv.tiers[t]
+    own = clean & (lv.paths.leaf[x.a[at]] == e.key[1]) & (lv.paths.leaf[x.b[at]] == e.key[1])
+    if own.sum() < OWN_PAIRS or own.sum() == clean.sum():
+        return clean
+    return own if median(values[own]) > lv.pair_tol * median(values[clean]) else clean
