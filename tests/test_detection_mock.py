@@ -76,6 +76,20 @@ def test_slow_card_found_by_stress_alone(tmp_path):
     assert rules["node012/gpu3"] == "collective-wrong-results"
 
 
+def test_the_nightly_reads_card_health(tmp_path):
+    """The shipped nightly reads the host facts a node check reads (host_facts: true): a card with
+    uncorrectable ECC errors, rows pending remap, NVLinks down or an IB port down fails it, named
+    (reviews19 #10: exit 0, 0 findings before)."""
+    nightly = load_playbook(str(ROOT / "playbooks/nightly-stress.yaml"))
+    outcome, found = run(tmp_path, ["{type: ecc_uncorrectable, target: node006/gpu1, count: 3}",
+                                    "{type: remap_pending, target: node007/gpu2}",
+                                    "{type: nvlink_down, target: node002/gpu0, links: 2}",
+                                    "{type: ib_port_down, target: node003, port: 3}"], 1, nightly)
+    assert found == {("node006/gpu1", "card"), ("node007/gpu2", "card"), ("node002/gpu0", "card"),
+                     ("node003/nic2", "nic")}, outcome.results["findings"]
+    assert outcome.exit_code == 1 and {f["severity"] for f in outcome.results["findings"]} == {"critical"}
+
+
 def test_whole_host_slow_is_the_host(tmp_path):
     lines = [f"{{type: slow_card, target: node004/gpu{i}, factor: 0.5}}" for i in range(4)]
     _, found = run(tmp_path, lines, 1)

@@ -93,6 +93,9 @@ class Playbook:
     baseline: str | None = None  # a baseline name or path (sncheck baseline make)
     confirm: bool = True  # retest quarantined entities before isolate/release
     layout: dict | None = None  # {tp, ep, pp, dp}: report the capacity left after isolation
+    # a playbook without a connectivity layer reads the host facts (card health: ECC, row remap,
+    # NVLink, IB ports) before its first layer, as node-check does; a connectivity layer reads its own
+    host_facts: bool = False
 
 
 def _unique(what: str) -> Callable[[Any], Any]:
@@ -200,6 +203,7 @@ class PlaybookSchema(Schema):
     gate: Annotated[str, Choice(GATES)] = "critical"
     baseline: Annotated[str, Text()] | None = None  # the name or path of a baseline file
     confirm: Annotated[bool, Flag()] = True
+    host_facts: Annotated[bool, Flag()] = False  # read the host facts before the first layer (no connectivity)
     layout: LayoutSchema | None = None  # {tp, ep, pp, dp}
 
 
@@ -233,7 +237,7 @@ def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook
         except ConfigError as e:
             raise src.error(e.message, root, "layout") from e
     return Playbook(spec.name or Path(src.name).stem, tuple(layers), spec.gate, spec.description or "", src.name,
-                    spec.baseline, spec.confirm, layout)
+                    spec.baseline, spec.confirm, layout, spec.host_facts)
 
 
 def check_duration(value: object, where: str | None = "--duration") -> float:

@@ -422,7 +422,13 @@ class Run:
         host_reads = False
         phase = "while measuring or judging the layers"
         try:
-            if not any(s.name == "connectivity" for s in self.playbook.layers):
+            if any(s.name == "connectivity" for s in self.playbook.layers):
+                pass
+            elif self.playbook.host_facts:  # card health as node-check reads it: with the kernel log and counters
+                self.progress(f"host facts (card health, kernel log, fabric counters) on {len(read_hosts)} hosts")
+                self.backend.host_facts(read_hosts, store)
+                host_reads = True
+            else:
                 self.progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
                 host_reads = self.backend.host_reads(read_hosts, store)
             recorder.section(design=self._design_dict())
