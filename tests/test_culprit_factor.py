@@ -143,3 +143,18 @@ def test_what_a_culprit_leaves_of_a_pair_is_judged() -> None:
     assert got["pa1/gpu1-pb1/gpu1"] == round(1.0 / 0.995, 3), got
     # with no factor (a retest's context before this change, a dead culprit) every pair through them goes, as before
     assert list(within_culprits(cells, DetectContext(topo, {}, known=known))["src"]) == []  # (all through them)
+
+
+def test_a_failed_group_a_released_culprit_sat_on_is_run_again(tmp_path: Path) -> None:
+    """release18's t27 (half-size inv-tor): a cable leaf:tor-a[6]<->spine:x2 down for a moment failed the one cross
+    group, the only group whose pairs cross leaf tor-d, slow at 0.4 above 256 MiB alone; the cable was named and
+    released, and nothing measured the group again: exit 0. Now the retest's release runs it again
+    (rejudge._rerun_failed), slow from 512 MiB, narrowed there: the leaf is named and isolated."""
+    code, res = _gate(tmp_path, TOR, ["{type: switch_port_down, target: 'leaf:tor-a[6]', transient: true}",
+                                      "{type: slow_switch, target: 'leaf:tor-d', factor: 0.4, above: 256M}"],
+                      gate="warning")
+    ends = _ends(res)
+    assert code == 1, ends
+    assert ends == {"leaf:tor-a[6]<->spine:x2[1]": "release", "leaf:tor-d": "isolate"}, ends
+    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
+    assert stress["rerun_failed"] == ["cross:gpu0"] and max(stress["rejudge_sizes"]) > 256 << 20, stress
