@@ -25,7 +25,7 @@ from sncheck.cli.main import handle_errors
 from sncheck.store.results import write_json
 from sncheck.run.inputs import load_inventory
 from sncheck.store.state import StateStore
-from sncheck.health.baseline import make_baseline
+from sncheck.health.baseline import BASELINE_METRICS, make_baseline
 
 
 def _fmt(v: Any) -> str:
@@ -164,6 +164,15 @@ def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, invent
     handle_errors(_baseline_make)(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend)
 
 
+def refuse_empty(data: dict, where: str) -> None:
+    """A baseline with no metrics compares nothing: every run against it would be judged by
+    nothing it holds (reviews19 #5: nightly runs made ``"metrics": {}``, exit 0). Refused, naming why."""
+    if not data.get("metrics"):
+        raise ConfigError(f"the runs ({len(data.get('runs') or ())}) hold no pair levels "
+                          f"({', '.join(BASELINE_METRICS)}: the connectivity layer's) to make a baseline of; "
+                          "a stress or golden run measures none: make it from runs with the connectivity layer", where)
+
+
 def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
     name = name or (Path(out_path).stem if out_path else "default")
     if state_dir:
@@ -173,6 +182,7 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
             inventory_name = load_inventory(inventory_name).name
         data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,
                                    inventory=inventory_name, backend=backend)
+        refuse_empty(data, state_dir)
         if data.get("left_out"):
             click.echo(shown(f"note: left out the card levels of what the runs' findings named, released or "
                              f"not: {', '.join(data['left_out'][:20])}" + (" ..." if len(data["left_out"]) > 20 else "")),
@@ -189,6 +199,7 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
             raise ConfigError("--last and --passed-only go with --from-state")
 
         data = make_baseline(list(run_dirs), name, note=lambda line: click.echo(shown(f"note: {line}"), err=True))
+        refuse_empty(data, ", ".join(run_dirs))
         where = None
     if out_path:
         write_json(Path(out_path), data)

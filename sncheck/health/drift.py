@@ -194,3 +194,32 @@ def baseline_unjudged(cards: Iterable[str], rule: "Rule", ctx: DetectContext) ->
                     {"measured": "nothing to compare with", "expected": f"{rule.metric} in {name}", "unit": None},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in sns]
+
+
+BASELINE_OPS = ("baseline_regression", "card_baseline")
+
+
+def baseline_unmeasured(name: str, rules: Iterable["Rule"], rules_source: str, playbook: str,
+                        layers: list[str], supernodes: Iterable[str]) -> list[Finding]:
+    """A baseline named for a run whose playbook measures no metric a rule against a baseline
+    reads (the nightly's stress and golden layers, no pair rows): nothing was compared and the
+    run passed, exit 0, a fleet-wide 20% regression with it (reviews19 #5). The mirror of
+    :func:`baseline_unjudged` (a baseline that holds nothing measured): one critical finding a
+    supernode, the metrics named. A baseline holds connectivity's pair levels only
+    (:data:`sncheck.health.baseline.BASELINE_METRICS`)."""
+    readers = [r for r in rules if r.op in BASELINE_OPS]
+    read = sorted({r.metric for r in readers if r.layer in (*layers, "any")})
+    if read or not layers:
+        return []
+    if readers:
+        wanted = sorted({r.metric for r in readers})
+        why = (f"{playbook} measures no {' or '.join(wanted)} (its layers: {', '.join(layers)}; "
+               f"the rules read it from the {' and '.join(sorted({r.layer for r in readers}))} layer)")
+    else:
+        why = f"the rules {rules_source} hold no rule against a baseline (op {' or '.join(BASELINE_OPS)})"
+    return [Finding(sn, EntityKind.SUPERNODE, layers[0], BASELINE_NOT_JUDGED, Severity.CRITICAL,
+                    f"{sn} not compared with baseline {name}: {why}: the baseline was not compared. Run a "
+                    "playbook that measures what it holds against it, or name no baseline for this one.",
+                    {"measured": "nothing the baseline holds", "expected": f"baseline {name}", "unit": None},
+                    basis=Basis.NOT_JUDGED, about=About.CHECK)
+            for sn in supernodes]

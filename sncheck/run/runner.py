@@ -20,6 +20,7 @@ from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan
 from sncheck.health.baseline import check_inventory, load_baseline
+from sncheck.health.drift import baseline_unmeasured
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch, replica_ranks
@@ -415,6 +416,10 @@ class Run:
         route_log("paramiko", store.dir / "ssh.log")  # paramiko's own records: never on stderr
         recorder = self._recorder(run_id)
         recorder.collect(baseline_not_judged(self.baseline_info, self.playbook, self.topo))
+        if self.opts.judge and self.baseline is not None and self.rules is not None:  # named, found: is it read?
+            recorder.collect(baseline_unmeasured(str(self.baseline_ref), self.rules.rules, self.rules.source,
+                                                 self.playbook.name, [s.name for s in self.playbook.layers],
+                                                 self.topo.supernode_names))
         # Layers without host facts still read what only a real host has (kernel log, fabric
         # counters) before and after them: a stress-only night is judged on those too.
         read_hosts = (tuple(sorted({host_of(c) for c in self.scoped}, key=natural_key)) if self.scoped is not None
