@@ -53,21 +53,23 @@ def test_the_nightly_named_a_baseline_it_measures_nothing_of_says_so_and_fails(f
     assert "the baseline was not compared" in found[0]["message"] and str(full_baseline) in found[0]["message"]
 
 
-def test_baseline_make_over_nightly_runs_is_refused_and_last_pass_of_them_is_said(tmp_path):
+def test_baseline_make_over_a_nightly_is_refused_and_last_pass_is_the_last_that_measured_pairs(tmp_path):
     state = tmp_path / "state"
-    r = invoke("run", "nightly-stress", "-i", DEMO, "--backend", "mock", "--out", tmp_path / "n1", "-q",
-               "--state-dir", state)
-    assert r.exit_code == 0, r.output
-    r = invoke("baseline", "make", "--from-state", state, "--out", tmp_path / "b.json")
+    for cmd, out in ((("connectivity",), "c"), (("run", "nightly-stress"), "n")):
+        r = invoke(*cmd, "-i", DEMO, "--backend", "mock", "--out", tmp_path / out, "-q", "--state-dir", state)
+        assert r.exit_code == 0, r.output
+    r = invoke("baseline", "make", "--from-state", state, "--last", 1, "--out", tmp_path / "b.json")
     assert r.exit_code == 2, r.output  # before: exit 0, "metrics": {} written and stored
     assert len(r.output.strip().splitlines()) == 1 and "hold no pair levels" in r.output, r.output
     assert not (tmp_path / "b.json").exists()
-    # the last passing run is a nightly: its pair levels are none, and the next nightly says so
-    r = invoke("run", "nightly-stress", "-i", DEMO, "--backend", "mock", "--out", tmp_path / "n2", "-q",
-               "--state-dir", state, "--baseline", "last-pass")
-    assert r.exit_code == 1, r.output
-    found = not_judged(tmp_path / "n2")
-    assert len(found) == 2 and "baseline last-pass: nightly-stress measures no p2p_bandwidth" in found[0]["message"]
+    # last-pass is the last passing run that measured pair levels, not the nightly after it
+    # (before: the nightly's nothing, and a critical baseline-not-judged, exit 1)
+    r = invoke("connectivity", "-i", DEMO, "--backend", "mock", "--out", tmp_path / "c2", "-q", "--state-dir", state,
+               "--baseline", "last-pass")
+    assert r.exit_code == 0, r.output
+    record = json.loads((tmp_path / "c2/results.json").read_text())
+    assert record["baseline"]["runs"] == [json.loads((tmp_path / "c/results.json").read_text())["run_id"]]
+    assert not not_judged(tmp_path / "c2")
 
 
 def test_a_playbook_that_measures_what_the_rules_compare_has_no_such_finding():

@@ -13,6 +13,7 @@ import difflib
 import math
 import os
 from collections.abc import Mapping
+from itertools import islice
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ HISTORY_RUNS = 10                    # recent runs loaded for the drift op (plus
 MOVE_Z = 4.0                         # a card or link moved when |delta| > MOVE_Z x noise ...
 MOVE_REL = 0.02                      # ... and by at least 2%
 LAST_PASS = "last-pass"
+PAIR_UNITS = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}  # what a baseline holds (health.baseline.BASELINE_METRICS)
 
 
 # ---------------------------------------------------------------------- recording
@@ -316,11 +318,13 @@ def trends(state_dir: str | Path, run: RunRecord, last: int = 10,
 # ---------------------------------------------------------------------- baselines
 def baseline_from_state(state_dir: str | Path, name: str, last: int | None = None,
                         passed_only: bool = False, inventory: str | None = None,
-                        backend: str | None = None, before: str | None = None) -> dict:
+                        backend: str | None = None, before: str | None = None, pairs: bool = False) -> dict:
     """A ``sncheck.baseline/1`` from the summaries of stored runs: per tier, the median
     of the runs' tier medians; per tier and card, the median of the card's medians.
 
     ``before``: only runs that started before this timestamp (the run being judged).
+    ``pairs``: only runs that measured pair levels (``last-pass``: a nightly's hold none, and
+    the last passing nightly made a baseline of nothing for every gate after it; reviews19 #5).
     """
     if not has_store(state_dir):
         raise ConfigError("no state store here (no state.db)", str(state_dir))
@@ -329,10 +333,13 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
                                verdict="pass" if passed_only else None)
         if before is not None:
             runs = [r for r in runs if (r["started"] or "") < before]
-        if last:
+        if pairs:
+            held = (r for r in reversed(runs) if any(k == "tier" and m in PAIR_UNITS for k, _, m in st.run_summaries(r["run_id"])))
+            runs = list(islice(held, last or len(runs)))[::-1]
+        elif last:
             runs = runs[-last:]
         if not runs:
-            which = "passing runs" if passed_only else "runs"
+            which = ("passing runs" if passed_only else "runs") + (" that measured pair levels" if pairs else "")
             raise ConfigError(f"the state store has no {which} with summaries"
                               + (f" of inventory {inventory!r} on backend {backend!r}" if inventory else ""),
                               str(state_dir))
@@ -347,7 +354,7 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
         per_run[i], gone = _without_named(per_run[i], found)
         left_out.extend(e for e in gone if e not in left_out)
     metrics: dict[str, dict] = {}
-    units = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}
+    units = PAIR_UNITS
     collect: dict[tuple, list[float]] = {}
     calibration: dict[str, dict] = {}
     for summ in per_run:

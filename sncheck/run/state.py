@@ -54,13 +54,14 @@ class RunState:
         is then a file, or unknown)."""
         if ref == LAST_PASS:
             try:
-                data = baseline_from_state(self.state_dir, LAST_PASS, last=1, passed_only=True,
+                data = baseline_from_state(self.state_dir, LAST_PASS, last=1, passed_only=True, pairs=True,
                                            inventory=inventory, backend=backend)
             except ConfigError:
                 data = None  # no passing run yet: the run goes on, and says so
             return data or {}, {"ref": LAST_PASS, "runs": (data or {}).get("runs", []),
                                 "note": None if data else "no passing run of this inventory and "
-                                "backend in the state store yet: nothing to compare with"}
+                                "backend that measured pair levels (p2p_bandwidth, p2p_latency) in the state store yet: "
+                                "nothing to compare with"}
         if has_store(self.state_dir):  # (a state.db that is no regular file: the store refuses it, naming it)
             with StateStore(self.state_dir) as st:
                 stored = st.load_baseline(ref)
