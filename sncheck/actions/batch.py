@@ -194,22 +194,24 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
             (notes or (lambda _: None))(line)
         store.record_run(run, results_path)
         store.record_findings(run_id, run.findings, ts=now)
-        steps += released_by_scope(run, store.current_status())
+        status = store.current_status()
+        steps += released_by_scope(run, status)
+        prior = {q["entity"]: q["evidence"] for q in status}  # a quarantine kept: its evidence, as recorded
         latest = {e.entity: e for e in steps}  # the last decision about an entity is the one acted on
         acted = [e for e in latest.values() if e.action in (Action.ISOLATE, Action.RELEASE)]
         for e in steps:  # what is not acted on first: the acted-on decisions are each entity's latest
             if all(e is not a for a in acted):
                 e.applied = False
-                store.record_action(run_id, e, _evidence(e, run.findings), ts=now)
+                store.record_action(run_id, e, _evidence(e, run.findings, prior), ts=now)
         requests = [ActionRequest(e.entity, e.entity_kind.value, e.action.value, e.reason or "",
-                                  e.rule, _evidence(e, run.findings), run_id) for e in acted]
+                                  e.rule, _evidence(e, run.findings, prior), run_id) for e in acted]
         audit = AuditLog(out_dirs, held=not apply)  # applied: written ahead, as each transaction goes
         batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
                           audit=audit, out_dirs=out_dirs, cap=cap, run_id=run_id, signals=signals, now=now)
         for e in acted:
             e.applied = batch.applied.get(e.entity, False)
             if not batch.recorded or e.entity not in batch.applied:  # a dry run, blocked, or not begun
-                store.record_action(run_id, e, _evidence(e, run.findings), ts=now)
+                store.record_action(run_id, e, _evidence(e, run.findings, prior), ts=now)
         audit.commit()  # a dry run's records: only once the state store holds the actions
     if signals.fired:  # held while the actions ran: now the run stops, everything begun is whole
         raise HarnessError(batch.interrupted or f"interrupted ({signals.fired}) while the isolation steps were "
@@ -227,24 +229,48 @@ def reconcile_store(store: StateStore, inventory: Inventory | None, runner: Comm
                      file_actions=[a for a in ACTIONS.values() if not a.external])
 
 
+# The layers that measure a quarantining finding's symptom (its evidence's ``layer``) again: its own;
+# an in-job signal (sncheck watch: a straggler, a hung or desynchronised rank) the collectives or pairs.
+MEASURED_BY = {"connectivity": ("connectivity",), "stress": ("stress",), "golden": ("golden",),
+               "watch": ("stress", "connectivity")}
+KEPT = " [quarantine kept by the scoped run "
+
+
 def released_by_scope(run: RunRecord, status: Sequence[Mapping[str, Any]]) -> list[IsolationStep]:
     """A scoped run (``--targets``) is the confirmation of what is quarantined in its
     scope (``sncheck watch`` quarantines from a job's own signals): a quarantined card
-    or host it measured and found nothing on is released. Nothing is released by a run
-    that ended in error, or one with any finding on the entity (a finding there makes
-    its own decision), or from outside the run's scope."""
+    or host it measured and found nothing on is released. Measured: the run ran, whole, a
+    layer that measures the quarantining finding's symptom (:data:`MEASURED_BY`); a
+    golden-only scoped run released a card quarantined for its p2p latency (reviews19 #6):
+    such a quarantine stays, and the run says why (a quarantine step, its reason a note).
+    Nothing is released by a run that ended in error, or one with any finding on the
+    entity (a finding there makes its own decision) or on the host of a card, or from
+    outside the run's scope."""
     scope = run.scope
     if not scope or run.error is not None or run.verdict == Verdict.ERROR:
         return []
     cards, hosts = set(scope.get("cards") or ()), set(scope.get("hosts") or ())
     touched = {f.entity for f in run.findings} | {e.entity for e in run.isolation}
     touched |= {h for e in touched for h in hosts_of(e)}
+    found_hosts = {f.entity for f in run.findings if f.entity_kind == EntityKind.HOST} | \
+        {e.entity for e in run.isolation if e.entity_kind == EntityKind.HOST}
+    ran = {layer.name for layer in run.layers if not layer.skipped and not layer.cut_short}
     out = []
     for q in status:
         e = q["entity"]
         if q["action"] != Action.QUARANTINE or e in touched:
             continue
+        if q["entity_kind"] == EntityKind.CARD and host_of(e) in found_hosts:
+            continue
         if (q["entity_kind"] == EntityKind.CARD and e in cards) or (q["entity_kind"] == EntityKind.HOST and e in hosts):
+            layer = (q["evidence"] if isinstance(q["evidence"], Mapping) else {}).get("layer")
+            if not set(MEASURED_BY.get(str(layer), ())) & ran:
+                first = str(q.get("reason") or "").split(KEPT)[0]
+                out.append(IsolationStep(e, q["entity_kind"], Action.QUARANTINE,
+                                         f"{first}{KEPT}{run.run_id}: it ran {', '.join(sorted(ran)) or 'no layer'}, "
+                                         f"not the {layer or 'unrecorded'} layer that found it, so it did not measure "
+                                         "the symptom]", rule=q.get("rule")))
+                continue
             out.append(IsolationStep(e, q["entity_kind"], Action.RELEASE,
                                      f"the scoped confirmation run {run.run_id} measured it and found nothing; "
                                      f"released (quarantined by run {q.get('run_id')}: {q.get('reason')})",
@@ -252,11 +278,14 @@ def released_by_scope(run: RunRecord, status: Sequence[Mapping[str, Any]]) -> li
     return out
 
 
-def _evidence(step: IsolationStep, findings: Sequence[Finding]) -> dict[str, Any]:
-    """The evidence of the entity's finding (the one of the step's rule, else its first)."""
+def _evidence(step: IsolationStep, findings: Sequence[Finding],
+              prior: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The evidence of the entity's finding (the one of the step's rule, else its first);
+    with none, a quarantine kept (:func:`released_by_scope`) keeps its recorded evidence."""
     same = [f for f in findings if f.entity == step.entity]
     best = next((f for f in same if f.rule == step.rule), same[0] if same else None)
     if best is None:
-        return {}
+        kept = (prior or {}).get(step.entity) if step.action == Action.QUARANTINE else None
+        return dict(kept) if isinstance(kept, Mapping) else {}
     return {"layer": best.layer, "rule": best.rule, "severity": best.severity.value,
             "message": best.message, **best.evidence}

@@ -164,8 +164,8 @@ def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology,
     release. What is short, else None."""
     need = int(rule.params.get("min_pairs", 3))
     where = tier if isinstance(tier, str) else None
-    if rule.op == "peer_outlier" and scope and not rows.empty and {"src", "dst"} <= set(rows.columns):
-        p = rows[rows["kind"] == "p2p"] if "kind" in rows else rows
+    if rule.op == "peer_outlier" and scope and not rows.empty:
+        p = _pair_ends(rows, rule, topo)
         p = p[p["tier"] == where] if where is not None and "tier" in p else p
         if len(p) and (p["src"].isin(scope) | p["dst"].isin(scope)).all():
             return f"no pair on its tier beside the suspect's own to set the level {rule.name} judges against"
@@ -187,6 +187,22 @@ def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology,
         return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
                 f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
     return None
+
+
+def _pair_ends(rows: pd.DataFrame, rule: Rule, topo: Topology) -> pd.DataFrame:
+    """The pairs a peer bar reads in a retest's rows: its p2p rows, or (a pair collective's
+    metric) the narrowing pairs ``pair:a<->b`` of its collective rows, with their tier. A
+    switch's stress retest whose every pair had a card of the switch's at one end read its
+    pairs against their own median and released a persistent slow spine (reviews19 #11)."""
+    if "collective" not in METRICS[rule.metric].reads:
+        return rows[rows["kind"] == "p2p"] if "kind" in rows and {"src", "dst"} <= set(rows) else rows.iloc[:0]
+    if not {"kind", "group_kind", "group"} <= set(rows):
+        return pd.DataFrame(columns=["src", "dst", "tier"])
+    groups = rows.loc[(rows["kind"] == "collective") & (rows["group_kind"] == "pair"), "group"].astype(str).unique()
+    ends = [g.removeprefix("pair:").split("<->", 1) for g in groups]
+    ends = [(a, b) for a, b in (e for e in ends if len(e) == 2) if a in topo.by_id and b in topo.by_id]
+    return pd.DataFrame({"src": [a for a, _ in ends], "dst": [b for _, b in ends],
+                         "tier": [topo.tier(a, b) for a, b in ends]}, dtype=object)
 
 
 def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule: Rule | None) -> bool:
