@@ -75,3 +75,22 @@ def test_a_scoped_run_that_never_measured_the_symptom_keeps_the_quarantine(tmp_p
     st = json.loads(CliRunner().invoke(main, ["status", "--state-dir", str(state), "--json"]).output)["status"]
     assert [(q["entity"], q["action"], q["evidence"]["layer"]) for q in st] == \
         [("node002/gpu2", "quarantine", "connectivity")]
+
+
+def test_a_host_s_golden_step_time_confirms_nothing_about_one_link():
+    """reviews19 #8's addendum: link node007/gpu0<->node007/gpu1 (a slow card's) carried its host's folded
+    golden-step-time symptom; the retest's golden step reproduced on host node007 and "confirmed" the link,
+    while its own stress symptom was not reproduced. Another entity kind's symptom decides nothing of a link."""
+    from sncheck.run.confirm import Symptom
+    from sncheck.run.retestbar import of_another_kind
+
+    link = Finding("node007/gpu0<->node007/gpu1", EntityKind.LINK, "stress", "collective-pair-slow",
+                   Severity.CRITICAL, "", {})
+    syms = [Symptom("stress", "collective-pair-slow", {}, kind="link"),
+            Symptom("golden", "golden-step-time-regression", {}, kind="host")]
+    per = [{"rule": "collective-pair-slow", "outcome": False, "note": "inside the bar"},
+           {"rule": "golden-step-time-regression", "outcome": True, "note": "host node007: 1.99 x golden"}]
+    out = of_another_kind(link, syms, per)
+    assert [p["outcome"] for p in out] == [False, None] and "confirms nothing about one link" in out[1]["note"]
+    card = Finding("node007/gpu1", EntityKind.CARD, "stress", "collective-pair-slow", Severity.CRITICAL, "", {})
+    assert of_another_kind(card, syms, per) == per  # a card's host symptom is for its own retest to weigh

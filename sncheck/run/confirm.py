@@ -1,18 +1,15 @@
-"""Confirmation: retest each quarantined entity with the measurements that found it,
-and judge the retest with every rule, within the same run.
-
-DESIGN.md's policy quarantines at the first anomaly. A finding may carry folded
-findings (``evidence.related``: other symptoms of the same culprit). Each symptom is
-retested by the kind of measurement it came from, at the tier it was seen on:
+"""Confirmation: retest each quarantined entity with the measurements that found it, and judge the retest with
+every rule, within the same run. DESIGN.md's policy quarantines at the first anomaly. A finding may carry folded
+findings (``evidence.related``: other symptoms of the same culprit). Each symptom is retested by its measurement,
+at the tier it was seen on:
 
 * a host-fact symptom: that host's facts are read again, with the same commands;
-* a peer-to-peer symptom: pair tests of its cards with known-good controls measured in
-  the same window, ``repeats`` times. The controls are of the symptom's tier: host
-  mates and the same supernode for scale-up, same-rail cards of other supernodes for a
-  scale-out symptom (a NIC); a whole supernode re-measures its own domain's pairs (one
-  card per host), with another domain as the control where there is one; a host, a
-  switch or a link with no known-good control left re-measures its own pairs against the
-  design bar (a bar judged against controls then has too few partners: never a release);
+* a peer-to-peer symptom: pair tests of its cards with known-good controls measured in the same window,
+  ``repeats`` times. The controls are of the symptom's tier: host mates and the same supernode for scale-up,
+  same-rail cards of other supernodes for a scale-out symptom (a NIC); a whole supernode re-measures its own
+  domain's pairs (one card per host), with another domain as the control where there is one; a host, a switch or
+  a link with no known-good control left re-measures its own pairs against the design bar (a bar judged against
+  controls then has too few partners: never a release);
 * a collective symptom: the same collectives at the narrowing sizes, over pairs of the
   suspect's cards with known-good peers, them together and the peers alone; a slow group
   itself where it showed, beside its peers (:mod:`sncheck.run.groupretest`);
@@ -23,8 +20,8 @@ Every rule of the rules file judges what the retest re-read (not only the rules 
 fired), so a new fault seen during the retest is a finding. The verdict
 (:class:`Retest`) is three-valued:
 
-* confirmed: a symptom's own rule names the suspect again, or is still within the
-  measured noise of its bar, or another rule names the suspect now;
+* confirmed: a symptom's own rule names the suspect again, or is still within the measured noise of its bar, or
+  another rule names the suspect now (a folded host's or domain's symptom confirms nothing about one link);
 * not confirmed (released): every symptom was re-measured by its own test, judged by
   its own rule, and is inside the bar by more than the retest's measured noise;
 * None (cannot say, stays quarantined): a symptom not re-measured, not judged (its
@@ -63,7 +60,7 @@ from sncheck.run.batches import retests
 from sncheck.run.groupretest import OP, outcome, rerun, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    ALIKE, beneath_known, failed_own, holders, no_longer, only_beside, retest_tag, tied, \
+    ALIKE, beneath_known, failed_own, holders, no_longer, of_another_kind, only_beside, retest_tag, tied, \
     seen_in_retest as _seen, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, on_fabric, split_link
@@ -88,11 +85,13 @@ class Symptom:
     rule: str
     evidence: dict
     not_measured: bool = False
+    kind: str | None = None  # the entity kind of the finding it came from (a folded one's may differ)
 
 
 def symptoms(f: Finding) -> list[Symptom]:
     def own(g: Finding) -> Symptom:
-        return Symptom(g.layer, g.rule, {k: v for k, v in g.evidence.items() if k != "related"}, g.not_measured)
+        return Symptom(g.layer, g.rule, {k: v for k, v in g.evidence.items() if k != "related"}, g.not_measured,
+                       g.entity_kind)
 
     return [own(f)] + [own(g) for g in f.folded]
 
@@ -503,6 +502,7 @@ class Window:
             how = measurement(s, self.by_name)
             per.append({"rule": s.rule, "layer": s.layer, "how": how,
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
+        per = of_another_kind(self.f, self.syms, per)  # a host's step time says nothing of one link
         symptom_rules = {s.rule for s in self.syms}
         siblings = {rule: v for rule, v in self.looked.items() if rule not in symptom_rules}
         per += [{"rule": rule, "layer": NAME, "how": "retest", "outcome": outcome, "note": f"{BESIDE}{note}"}

@@ -333,3 +333,18 @@ def tied(f: Finding, g: Finding, rows: pd.DataFrame, topo: Topology) -> bool:
         return False
     theirs = pairs_of(p, g.entity, g.entity_kind, set(), topo)
     return bool(theirs.any()) and not (theirs & ~pairs_of(p, f.entity, f.entity_kind, set(), topo)).any()
+
+
+OTHER_KIND = "a symptom of the {} beside it, not of this link: it confirms nothing about one link ({})"
+
+
+def of_another_kind(f: Finding, syms: list[Symptom], per: list[dict]) -> list[dict]:
+    """A link's retest outcomes (``per``, one a symptom of ``syms`` first): a folded symptom of a host or a
+    domain (its golden step time) reproduced confirms nothing about one link between two cards, and cannot
+    release it either. A link through a slow card was "confirmed" by its host's golden step time while its own
+    stress retest said not reproduced (reviews19 #8's addendum)."""
+    if f.entity_kind != "link" or on_fabric(f.entity, f.entity_kind):
+        return per
+    return [{**p, "outcome": None, "note": OTHER_KIND.format(syms[i].kind, p["note"])}
+            if i < len(syms) and p["outcome"] is True and syms[i].kind in ("host", "supernode") else p
+            for i, p in enumerate(per)]
