@@ -55,6 +55,14 @@ def _ends(res: dict) -> dict[str, str]:
     return {s["entity"]: s["action"] for s in res["isolation"]}
 
 
+def _failed(tmp_path: Path, inventory: str, faults: list[str], gate: str = "warning") -> tuple[dict, dict, dict]:
+    """A gate that must fail: each entity's last isolation step, the stress summary, the results."""
+    code, res = _gate(tmp_path, inventory, faults, gate)
+    ends = _ends(res)
+    assert code == 1, ends
+    return ends, next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress"), res
+
+
 LINK = "{type: degraded_link, target: 'pb1/gpu0<->pd1/gpu0', factor: 0.3, above: 128M}"
 
 
@@ -62,13 +70,11 @@ LINK = "{type: degraded_link, target: 'pb1/gpu0<->pd1/gpu0', factor: 0.3, above:
 def test_a_nic_explains_its_cards_pairs_only_as_far_as_its_own_factor(tmp_path: Path, nic: float) -> None:
     """review18 #9 (half-size inv-tor): the NIC named at connectivity, the 0.3x link from its card is named
     and isolated too, and the cross group the link made slow is the link's, not four supernodes'."""
-    code, res = _gate(tmp_path, TOR, [f"{{type: slow_nic, target: pb1, port: 1, factor: {nic}}}", LINK])
-    ends = _ends(res)
-    assert code == 1, ends
+    ends, stress, _ = _failed(tmp_path, TOR, [f"{{type: slow_nic, target: pb1, port: 1, factor: {nic}}}", LINK],
+                              gate="critical")
     assert ends["pb1/gpu0<->pd1/gpu0"] == "isolate", ends
     assert ends["pb1/nic0"] == "isolate", ends
     assert set(ends) == {"pb1/gpu0<->pd1/gpu0", "pb1/nic0"}, ends
-    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
     beyond = stress["beyond_culprits"]["cross:gpu0"]
     assert beyond["entity"] == "pb1/nic0" and beyond["measured"] < 0.8 * beyond["factor"], beyond
     assert max(stress["narrowing_sizes"]) > 128 << 20, stress  # measured where the link acts
@@ -78,24 +84,17 @@ def test_a_transient_nic_explains_no_link_slower_than_itself(tmp_path: Path) -> 
     """release18's nic-hides-a-link (test_released_rejudged before): a transient NIC at 0.5 and a 0.3x link from its
     card above 128 MiB. The cross group, 0.3x, is beyond the NIC's factor at the stress layer: the link is named
     there, not only once the NIC is released."""
-    code, res = _gate(tmp_path, TOR, ["{type: slow_nic, target: pb1, port: 1, factor: 0.5, transient: true}",
-                                      "{type: degraded_link, target: 'pb1/gpu0<->pc1/gpu0', factor: 0.3, above: 128M}"],
-                      gate="warning")
-    ends = _ends(res)
-    assert code == 1, ends
+    ends, stress, _ = _failed(tmp_path, TOR, ["{type: slow_nic, target: pb1, port: 1, factor: 0.5, transient: true}",
+                                              "{type: degraded_link, target: 'pb1/gpu0<->pc1/gpu0', factor: 0.3, above: 128M}"])
     assert ends == {"pb1/gpu0<->pc1/gpu0": "isolate", "pb1/nic0": "release"}, ends
-    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
     assert stress["beyond_culprits"]["cross:gpu0"]["entity"] == "pb1/nic0" and "explained" not in stress, stress
 
 
 def test_a_transient_link_explains_its_host_group_only_as_far_as_its_factor(tmp_path: Path) -> None:
     """review18 h3keep f1: the persistent link beside the transient one is named and isolated; the host
     (its group explained by that link once named) is not."""
-    code, res = _gate(tmp_path, THREE, ["{type: degraded_link, target: 'a1/gpu0<->a1/gpu1', factor: 0.4, transient: true}",
-                                        "{type: degraded_link, target: 'a1/gpu1<->a1/gpu2', factor: 0.3, above: 128M}"],
-                      gate="warning")
-    ends = _ends(res)
-    assert code == 1, ends
+    ends, _, _ = _failed(tmp_path, THREE, ["{type: degraded_link, target: 'a1/gpu0<->a1/gpu1', factor: 0.4, transient: true}",
+                                           "{type: degraded_link, target: 'a1/gpu1<->a1/gpu2', factor: 0.3, above: 128M}"])
     assert ends == {"a1/gpu0<->a1/gpu1": "release", "a1/gpu1<->a1/gpu2": "isolate"}, ends
 
 
@@ -103,11 +102,8 @@ def test_a_transient_card_explains_nothing_of_its_link_once_healthy(tmp_path: Pa
     """release18 LEFT (half-size inv-tor, two-card hosts): a transient card at 0.7 and a 0.3x link to its mate
     above 128 MiB. The link, named in the stress narrowing, was released by its retest: the card's pairs
     were the card's there, though the card was healthy again (its other pairs in the retest say so)."""
-    code, res = _gate(tmp_path, TOR, ["{type: slow_card, target: pb1/gpu0, factor: 0.7, transient: true}",
-                                      "{type: degraded_link, target: 'pb1/gpu0<->pb1/gpu1', factor: 0.3, above: 128M}"],
-                      gate="warning")
-    ends = _ends(res)
-    assert code == 1, ends
+    ends, _, res = _failed(tmp_path, TOR, ["{type: slow_card, target: pb1/gpu0, factor: 0.7, transient: true}",
+                                           "{type: degraded_link, target: 'pb1/gpu0<->pb1/gpu1', factor: 0.3, above: 128M}"])
     assert ends["pb1/gpu0"] == "release", ends
     # retested once the card was released (isolation._after_their_culprits), beside the card's latency symptom on
     # pb1/gpu0<->pb2/gpu0 (raised in the card's retest): with pb2's cards suspects, no intra-host pair but its own
@@ -150,11 +146,7 @@ def test_a_failed_group_a_released_culprit_sat_on_is_run_again(tmp_path: Path) -
     group, the only group whose pairs cross leaf tor-d, slow at 0.4 above 256 MiB alone; the cable was named and
     released, and nothing measured the group again: exit 0. Now the retest's release runs it again
     (rejudge._rerun_failed), slow from 512 MiB, narrowed there: the leaf is named and isolated."""
-    code, res = _gate(tmp_path, TOR, ["{type: switch_port_down, target: 'leaf:tor-a[6]', transient: true}",
-                                      "{type: slow_switch, target: 'leaf:tor-d', factor: 0.4, above: 256M}"],
-                      gate="warning")
-    ends = _ends(res)
-    assert code == 1, ends
+    ends, stress, _ = _failed(tmp_path, TOR, ["{type: switch_port_down, target: 'leaf:tor-a[6]', transient: true}",
+                                              "{type: slow_switch, target: 'leaf:tor-d', factor: 0.4, above: 256M}"])
     assert ends == {"leaf:tor-a[6]<->spine:x2[1]": "release", "leaf:tor-d": "isolate"}, ends
-    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
     assert stress["rerun_failed"] == ["cross:gpu0"] and max(stress["rejudge_sizes"]) > 256 << 20, stress
