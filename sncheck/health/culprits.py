@@ -220,7 +220,7 @@ def _level(rules: list["Rule"], ctx: DetectContext) -> tuple[Bars, dict]:
     keywords: a time inverted, the exceptions beyond the bars, a retest's subject apart)."""
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
     return bars, {"invert": kind_of(rules[0])[2] == "above",  # type: ignore[index]
-                  "exception": lambda _t, r, f, level: beyond(bars, r, f, level), "apart": ctx.subject_cards()}
+                  "exception": lambda _t, r, f, level: beyond(bars, r, f, level), "apart": ctx.apart_cards()}
 
 
 def _level_findings(tiers: Mapping[str, FrameTier], bars: Bars, rules: list["Rule"], ctx: DetectContext,

@@ -45,20 +45,19 @@ class DetectContext:
     # entity's measurement that mixes both ends (pairwise collectives), drift or history.
     known: frozenset[tuple[str, str]] = frozenset()
     subject: str | None = None
-    # Known host or supernode culprits the explanation could not tell from their cards
-    # (evidence ``separated: false``): a per-card measurement still judges their cards.
+    # Known host or supernode culprits not told from their cards (``separated: false``): a per-card measurement
+    # still judges their cards.
     untold: frozenset[str] = frozenset()
-    # Slow groups a named culprit sits on that read slower than its own measured factor explains
-    # (the stress layer's groups.beyond_culprits: group -> the culprit, its factor, the size from
-    # which): the group rule judges them from there, as no culprit's
+    # Slow groups a named culprit sits on that read slower than its own measured factor explains (the stress
+    # layer's groups.beyond_culprits: group -> the culprit, its factor, the size from which): judged from there
     beyond: dict = field(default_factory=dict)
     factors: dict = field(default_factory=dict)  # of the known culprits, each one's measured factor (health.within)
+    narrowed: frozenset[str] = frozenset()  # the stress narrowing's suspects (apart_cards)
     shown: frozenset[tuple[str, str]] = frozenset()  # (card, rule): a retest's other suspects' (rates.explain_rates)
     tried: tuple | None = field(default=None, repr=False)  # the cards the p2p rows tried (health.tried)
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
-        """The cards the known culprits hold (with the retest's suspect, unless ``subject``
-        is False); a link culprit holds no card."""
+        """The cards the known culprits hold (with the retest's suspect, unless ``subject`` is False)."""
         out: set[str] = set()
         for entity, kind in self.known:
             if subject or entity != self.subject:
@@ -74,6 +73,11 @@ class DetectContext:
                 out |= {card_of(n) for n in self.topo.fabric.nics_of(entity)} if on_fabric(entity, kind) else \
                     set(cards_held(entity, kind, self.topo))
         return out
+
+    def apart_cards(self) -> set[str]:
+        """Cards whose pairs set no tier's level where others were measured: a retest's subject's, else the
+        narrowing's suspects (a 4x card was 3 of its host's 6 pairs, their median: it read 1.6x, reviews19 #4)."""
+        return self.subject_cards() or set(self.narrowed)
 
     def explained_pairs(self, src: pd.Series, dst: pd.Series) -> np.ndarray:
         """Per pair (card ids): whether its path crosses a known link or switch culprit (not
@@ -113,8 +117,7 @@ class DetectContext:
 
 
 def cards_held(entity: str, kind: str, topo: Topology) -> list[str]:
-    """The cards a culprit holds: a card (a NIC: its card), every card of a host or
-    supernode; a link or a switch holds none of its own."""
+    """The cards a culprit holds: a card (a NIC: its card), every card of a host or supernode (a link none)."""
     if kind == "card":
         return [entity]
     if kind == "nic":
@@ -127,8 +130,7 @@ def cards_held(entity: str, kind: str, topo: Topology) -> list[str]:
 
 
 def rows_context() -> DetectContext:
-    """A context for the pair metrics of p2p rows alone (baselines, run summaries): the rows
-    carry their tier, so the topology is an empty one and there is no design."""
+    """A context for the pair metrics of p2p rows alone (baselines, run summaries): they carry their tier."""
     return DetectContext(topo=Topology(Inventory("<rows only>", (), {})), design={})
 
 
@@ -348,9 +350,9 @@ def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     key = ["collective", "size_bytes", "tier"]
     level = pairs.groupby(key)[column].transform("median")
-    if apart := ctx.subject_cards():
-        # a retest: the level is its controls' (pairs with no end of the subject's) where it has any.
-        # A leaf slow above 256 MiB was the median of its retest's 9 scale-out pairs (6 through it),
+    if apart := ctx.apart_cards():
+        # a retest (or the narrowing): the level is its controls' (pairs with no end of the subject's) where it
+        # has any. A leaf slow above 256 MiB was the median of its retest's 9 scale-out pairs (6 through it),
         # read 1.0 of it at its worst size and was released (r10-09).
         theirs = pairs["src"].isin(apart).to_numpy(bool) | pairs["dst"].isin(apart).to_numpy(bool)
         controls = pairs[column].where(~theirs).groupby([pairs[k] for k in key], observed=True).transform("median")
@@ -411,8 +413,7 @@ def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: 
 
 
 def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
-    """Failed facts, one entry per culprit: the cards a row's ``cards`` names (the tool
-    said which cards), else its host."""
+    """Failed facts, one entry per culprit: the cards a row's ``cards`` names (the tool said which), else its host."""
     bad = fact_rows(rows, ["status", "ok"], lambda f: (f["status"] == "ok") & ~f["ok"].astype(bool))
     if bad.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])

@@ -209,6 +209,7 @@ def run(ctx: LayerContext) -> dict:
     if why:  # the culprit each explained slow group was left to (the report says what its retest told)
         summary["explained"] = {g: {"entity": e, "entity_kind": k} for g, (e, k) in sorted(why.items())}
     if suspects:
+        ctx.narrowed = frozenset(suspects)
         narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: unexplained[g] for g in beyond}))
         ctx.progress(f"stress: narrowing over {len(narrow.groups)} pairs of {len(suspects)} suspect cards")
         ctx.backend.collectives(narrow, ctx.emit)
