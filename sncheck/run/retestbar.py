@@ -169,14 +169,6 @@ def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology,
         p = p[p["tier"] == where] if where is not None and "tier" in p else p
         if len(p) and (p["src"].isin(scope) | p["dst"].isin(scope)).all():
             return f"no pair on its tier beside the suspect's own to set the level {rule.name} judges against"
-    if rule.op == "peer_outlier" and scope and where is not None and not rows.empty and "group_kind" in rows:
-        c = rows[rows["group_kind"] == "pair"]  # pairwise collectives ("pair:a<->b"): the same, on their tier
-        ends = c["group"].astype(str).str.slice(5).str.split("<->", n=1, expand=True) if len(c) else None
-        if ends is not None and ends.shape[1] == 2:
-            src, dst = ends[0].astype(str), ends[1].astype(str)
-            on = (topo.tiers(src, dst).to_numpy() == where) if len(src) else np.zeros(0, bool)
-            if on.any() and (src[on].isin(scope) | dst[on].isin(scope)).all():
-                return f"no pair on its tier beside the suspect's own to set the level {rule.name} judges against"
     per, kind = rule.params.get("per"), f.entity_kind
     if per == "card" and kind == "card" and f.entity in topo.by_id:
         got = partners(rows, f.entity, topo, where)
