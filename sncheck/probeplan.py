@@ -363,8 +363,12 @@ def _stress_groups(topo: Topology) -> tuple[Group, ...]:
 
     A card is the only member shared by its host group and its rail group, so a fault
     seen in one failing host group and one failing rail group narrows to one card.
-    Whole domains and one cross-supernode group (rail 0 of every host) add the
-    scale-up-wide and scale-out views.
+    Whole domains add the scale-up-wide view, and one cross-supernode group per rail
+    (card k of every host, ``cross:gpuK``) the scale-out view of every rail: all of a
+    fleet's rails carry a job's scale-out traffic at once, so each rail's NICs, leaves and
+    spines are stressed at the collective's sizes (one group over rail 0 alone let a dead
+    rail-2 leaf pass a stress-only playbook, reviews19 #2). Rails share no card: the
+    campaign runs their groups at once (sncheck.launch.campaign).
     """
     groups: list[Group] = []
     for h in topo.hosts:
@@ -386,7 +390,10 @@ def _stress_groups(topo: Topology) -> tuple[Group, ...]:
         if len(domain) >= 2 and len(hosts) >= 2:
             groups.append(Group(f"domain:{sn}", "domain", domain))
     if len(topo.supernode_names) >= 2:
-        groups.append(Group("cross:gpu0", "cross", tuple(f"{h}/gpu0" for h in topo.hosts)))
+        for k in range(max(topo.inventory.hosts[h].cards for h in topo.hosts)):
+            members = tuple(f"{h}/gpu{k}" for h in topo.hosts if topo.inventory.hosts[h].cards > k)
+            if len({topo.supernode_of_host(host_of(c)) for c in members}) >= 2:
+                groups.append(Group(f"cross:gpu{k}", "cross", members))
     return tuple(groups)
 
 

@@ -90,13 +90,16 @@ def test_groups_go_to_their_supernode_their_rail_or_the_span(topo: Topology) -> 
                                                           ("a01/gpu0", "c02/gpu3")),))
     steps = split_groups(topo, plan)
     assert [(s.kind, s.key) for s in steps] == [(SUPERNODE, "a"), (SUPERNODE, "b"), (SUPERNODE, "c"),
-                                                (RAIL, "gpu0"), (SPAN, SPAN)]
+                                                (RAIL, "gpu0"), (RAIL, "gpu1"), (RAIL, "gpu2"), (RAIL, "gpu3"),
+                                                (SPAN, SPAN)]  # every rail's scale-out stressed (reviews19 #2)
     by_key = {s.key: s for s in steps}
     assert [g.id for g in by_key["a"].plan.groups] == [
         g.id for g in stress_groups(topo) if {topo.supernode_of_host(host_of(m)) for m in g.members} == {"a"}]
     assert len(by_key["a"].plan.groups) == 6 + 4 + 1  # its hosts, its rails, its domain
     assert [g.id for g in by_key["gpu0"].plan.groups] == ["cross:gpu0"]
     assert by_key["gpu0"].cards == tuple(f"{h}/gpu0" for h in topo.hosts)
+    assert [g.id for g in by_key["gpu3"].plan.groups] == ["cross:gpu3"]
+    assert by_key["gpu3"].cards == tuple(f"{h}/gpu3" for h in topo.hosts)
     assert [g.id for g in by_key[SPAN].plan.groups] == ["pair:a01/gpu0<->c02/gpu3"]
     golden = split_groups(topo, GoldenPlan(groups=golden_groups(topo)))
     assert [(s.kind, s.key, len(s.plan.groups)) for s in golden] == [(SUPERNODE, "a", 6), (SUPERNODE, "b", 6),

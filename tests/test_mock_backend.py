@@ -160,7 +160,7 @@ def test_full_plan_rows_have_the_schema():
     rows = []
     b.collectives(StressPlan(groups=stress_groups(TOPO), sizes=(8, 1 << 20)), rows.append)
     kinds = pd.DataFrame(rows)["kind"].value_counts()
-    assert kinds["collective"] == 27 * 2 * 2
+    assert kinds["collective"] == 30 * 2 * 2  # 16 hosts, 8 rail groups, 2 domains, 4 cross groups (one a rail)
 
 
 def test_golden_curve_band_is_sized_from_the_spread():

@@ -129,7 +129,9 @@ def test_a_released_explainer_is_narrowed_at_the_groups_largest_slow_size(tmp_pa
     res = json.loads((out / "results.json").read_text())
     ends = {s["entity"]: s["action"] for s in res["isolation"]}
     assert r.exit_code == 1 and ends.get(culprit) == "isolate", ends
-    assert not any(e in ends for e in ("pa", "pb", "pc", "pd")), ends  # no supernode held for it
+    # no supernode held for it (with a cross group a rail, the transient leaf's other rails' groups stand
+    # for their supernodes until their own retest releases them)
+    assert not any(ends.get(e) in ("isolate", "quarantine") for e in ("pa", "pb", "pc", "pd")), ends
 
 
 def test_a_slow_cards_late_launch_is_its_own_not_another_fault() -> None:

@@ -50,7 +50,8 @@ def test_scoped_plans_touch_the_targets_only(topo: Topology) -> None:
     every = {frozenset(p) for r in full.rounds for p in r.pairs if "node003/gpu2" in p}
     assert {frozenset(p) for p in pairs} == every  # none of its pairs left out
     groups = scope_groups(stress_groups(topo), cards)
-    assert {g.id for g in groups} == {"host:node003", "rail:sn0:gpu2", "domain:sn0"}
+    # and its rail's cross-supernode group: every rail's scale-out is stressed (reviews19 #2)
+    assert {g.id for g in groups} == {"host:node003", "rail:sn0:gpu2", "domain:sn0", "cross:gpu2"}
 
 
 def test_run_scoped_to_one_card_tests_only_its_pairs(tmp_path: Path) -> None:

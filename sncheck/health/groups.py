@@ -14,7 +14,8 @@ time is at least ``min_excess_us`` above (launch skew: ``|N(0, 2 us)|`` a rank, 
 and ``noise_k`` times the noise this run measured there (:func:`_noise`: its peers' spread, its and their
 repeats'); a group whose one peer of its rank count is the other is compared only where bandwidth-bound,
 as for other rank counts (two numbers are no level: reviews16 #9). A group with
-no peer of its kind (one cross group, one domain) is judged against its tier's design
+no peer of its kind (one domain) and every cross group (one a rail: on most fabrics they share
+leaves or spines, so a slow switch would slow each peer alike) is judged against its tier's design
 at the sizes where the model makes it bandwidth-bound (the latency term under a tenth),
 by ``design_below``; where no size is, it is not judged (said, never a pass).
 
@@ -126,7 +127,10 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     latency_bound = ((same[1] < 2) | lone_peer) & (count >= 2) & (
         p * a / n > BANDWIDTH_BOUND * np.where(lone_peer, same[0], p * a / n + mixed[0]))
     expected[latency_bound], basis[latency_bound] = np.nan, "none"
-    lone = count < 2
+    # cross groups (one a rail) share the scale-out fabric's leaves or spines on most fabrics: a slow
+    # switch under all of them slows every peer alike, so each is judged against the tier's design
+    # (reviews19 #2: with one cross group a rail, a ToR leaf holding every rail read as no slowness)
+    lone = (count < 2) | (kind.to_numpy() == "cross")
     if lone.any():  # the tier's design where the model makes it bandwidth-bound
         d_lat, d_bw = _design(g[lone], ctx)
         alpha_term, beta_term = p[lone] * d_lat / n[lone], 1.0 / (d_bw * 1e3)  # GB/s: 1e3 bytes a us

@@ -53,7 +53,8 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.scope import cards_of, switchlike
-from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, far, peers_for, switch_sample
+from sncheck.run.controls import (PEERS, clear_of, domain_sample, fair_mates, far, peers_for, stand_ins,
+                                  switch_sample)
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
@@ -150,11 +151,10 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic", "switch")
          for c in cards_of(e, ctx.topo, k)}
     bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"} | {e for e, k in ctx.known if k == "host"}
-    # A domain judged slow inside (every symptom judged on its own tiers) still carries a NIC's pairs at the NIC's
-    # speed: its cards are fair controls over the scale-out network (a 2-domain cluster with one domain slow has no
-    # other far side for the other's NIC).
-    inside = {c for f in suspects if f.entity_kind == "supernode" and _judged_inside(f)
-              for c in cards_of(f, ctx.topo)}
+    # A domain judged slow inside (every symptom on its own tiers), or one a cross group only stands for (stand_ins),
+    # carries a NIC's pairs at the NIC's speed: fair controls over the scale-out network (else no far side for a NIC).
+    inside = {c for f in suspects if f.entity_kind == "supernode" and _judged_inside(f) for c in cards_of(f, ctx.topo)}
+    inside |= {c for e, k in stand_ins(suspects) for c in cards_of(e, ctx.topo, k)}
     inside -= {c for f in suspects if f.entity_kind != "supernode" for c in cards_of(f, ctx.topo)}
     # A switch carries scale-out pairs only: the cards behind it (a spine: every card under its leaves) are fair
     # controls inside hosts and domains (with a spine suspect, an intra-host link's retest had no control left and
@@ -185,7 +185,7 @@ def _dctx(ctx: LayerContext, subject: Finding | None = None) -> DetectContext:
     """Judging a retest: the suspect is the subject (judged afresh); every other suspect of its wave is,
     for the rules that named it, a culprit found already (``shown``: rates.explain_rates)."""
     me = subject.entity if subject is not None else None
-    known = ctx.known | ({(subject.entity, subject.entity_kind)} if subject is not None else set())
+    known = (ctx.known - stand_ins(ctx.wave)) | ({(subject.entity, subject.entity_kind)} if subject is not None else set())
     return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history, known=frozenset(known),
                          subject=me, factors=ctx.factors, shown=frozenset((c, r) for c, r, e in ctx.shown if e != me))
 

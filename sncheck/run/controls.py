@@ -174,3 +174,13 @@ def clear_of(topo: Topology, cards: list[str], behind: Set[str], switches: Set[s
         crossed |= fabric.through(s, a, b)
     hit = crossed.reshape(len(cards), len(them)).any(axis=0)
     return {them[k] for k in np.flatnonzero(~hit)}
+
+
+def stand_ins(findings) -> set[tuple[str, str]]:
+    """The supernode suspects a slow cross group only stands for (its evidence's ``localised``
+    false: one of every supernode it spans). They are no known culprit for another suspect's
+    retest, and their cards are fair controls over the scale-out network: with one cross group
+    a rail, a transient leaf's cross groups left every domain suspect at once, and a NIC's
+    retest had no far side, every far pair "explained" by a domain (reviews19 #2)."""
+    return {(f.entity, f.entity_kind) for f in findings
+            if f.entity_kind == "supernode" and f.evidence.get("localised") is False}
