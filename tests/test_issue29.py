@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from mock_gate import actions, mock_gate, named
+from mock_gate import ROOT, actions, mock_gate, named
+from sncheck.run.inputs import load_inventory
 from sncheck.model import link_id
 
 
@@ -105,3 +106,14 @@ def test_a_tray_is_not_named_for_two_slow_cards_while_its_healthy_mates_measure_
     notes = [s["note"] for f in res["findings"] for s in f["evidence"].get("retest_symptoms", [])
              if s["rule"].startswith("p2p-")]  # (the golden model is judged per host)
     assert not any("host ra07" in note for note in notes), notes
+
+
+def test_a_slow_spine_over_one_leafs_pairs_is_listed_beside_the_leaf(tmp_path):
+    """reviews19 #1: in r10's inv-tor ECMP routes tor-b's pairs to every other leaf over spine x3 and
+    nothing else, so the leaf, the spine and their cable explain the same 48 pairs. The leaf's bound
+    counted its faint NICs, the spine's did not: the spine was never scored and the leaf was named
+    with no rival. The evidence cannot tell them apart, and the finding says so."""
+    inv = load_inventory(ROOT / "tests/data/scenarios-r10/inv-tor.yaml")
+    res = mock_gate(tmp_path, inv, ["{type: slow_switch, target: 'spine:x3', factor: 0.4}"]).results
+    leaf = next(f for f in res["findings"] if f["entity"] == "leaf:tor-b" and f["severity"] == "critical")
+    assert {r["entity"] for r in leaf["evidence"].get("rivals", [])} >= {"spine:x3", "leaf:tor-b[11]<->spine:x3[2]"}
