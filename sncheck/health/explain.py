@@ -284,6 +284,20 @@ def uplinks(paths: Paths, a: np.ndarray, b: np.ndarray, spine: np.ndarray) -> np
     return np.concatenate([paths.leaf[a[on]] * n + spine[on], paths.leaf[b[on]] * n + spine[on]])
 
 
+def count_beyond(count, p: Paths, leaves: np.ndarray) -> None:
+    """Count each faint NIC once for every spine its leaf reaches, and for that leaf's uplink
+    to it: a spine or cable that carries all of one leaf's scale-out pairs explains those
+    NICs' medians as the leaf does (an upper bound, as the leaf's). Without it a spine's
+    bound fell below the leaf's gain, the spine was never scored, and the leaf was named
+    with no rival (reviews19 #1)."""
+    others = np.arange(len(p.leaves), dtype=np.int64)
+    for leaf, n in zip(*np.unique(leaves, return_counts=True)):
+        s = np.unique(p.fabric.spines_between(np.full(len(others), leaf), others))
+        s = s[s >= 0]
+        count("spine", np.repeat(s, n))
+        count(UPLINK, np.repeat(leaf * len(p.spines) + s, n))
+
+
 def uplink(paths: Paths, code: int) -> Entity:
     """The leaf-to-spine cable of an :func:`uplinks` code, named as DESIGN.md's identifiers
     name it (``leaf:<a>[<p>]<->spine:<b>[<q>]``, the fabric's ports)."""

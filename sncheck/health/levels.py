@@ -16,7 +16,7 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, NEAR_Z,
                                     PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    entity_of, group_median, holds_cards, joined, median, on_path,
+                                    count_beyond, entity_of, group_median, holds_cards, joined, median, on_path,
                                     pairs_on, specific, unlocalised, uplinks)
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
 from sncheck.health.greedy import exchange, search
@@ -30,20 +30,6 @@ SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs,
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 CARD_CHUNK = 4096  # cards whose residuals are taken at once (every temporary is a column of their pairs)
 ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (endstats.card_medians)
-
-
-def count_beyond(count, p: Paths, leaves: np.ndarray) -> None:
-    """Count each faint NIC once for every spine its leaf reaches, and for that leaf's uplink
-    to it: a spine or cable that carries all of one leaf's scale-out pairs explains those
-    NICs' medians as the leaf does (an upper bound, as the leaf's). Without it a spine's
-    bound fell below the leaf's gain, the spine was never scored, and the leaf was named
-    with no rival (reviews19 #1)."""
-    others = np.arange(len(p.leaves), dtype=np.int64)
-    for leaf, n in zip(*np.unique(leaves, return_counts=True)):
-        s = np.unique(p.fabric.spines_between(np.full(len(others), leaf), others))
-        s = s[s >= 0]
-        count("spine", np.repeat(s, n))
-        count(UPLINK, np.repeat(leaf * len(p.spines) + s, n))
 
 
 class Level:
