@@ -149,4 +149,4 @@ def test_a_failed_group_a_released_culprit_sat_on_is_run_again(tmp_path: Path) -
     ends, stress, _ = _failed(tmp_path, TOR, ["{type: switch_port_down, target: 'leaf:tor-a[6]', transient: true}",
                                               "{type: slow_switch, target: 'leaf:tor-d', factor: 0.4, above: 256M}"])
     assert ends == {"leaf:tor-a[6]<->spine:x2[1]": "release", "leaf:tor-d": "isolate"}, ends
-    assert stress["rerun_failed"] == ["cross:gpu0"] and max(stress["rejudge_sizes"]) > 256 << 20, stress
+    assert stress["rerun_failed"] == ["cross:gpu0", "cross:gpu1"] and max(stress["rejudge_sizes"]) > 256 << 20, stress
