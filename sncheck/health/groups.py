@@ -320,8 +320,9 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
     culprit every card of the group, or all but one, sits under), those slower than their culprits'
     own measured factors explain: at a bandwidth-bound size (the time its peers predict at least ten
     times what they predict at the sweep's smallest size, its latency) the group reads below the
-    lowest factor of the named culprits on it (``factors``: each one's finding's) times the group's
-    bar, so another fault beside them acts there. A culprit explains what it predicts within the
+    product of the named culprits' factors on it (``factors``: each one's finding's; one culprit: its
+    own, several: their slowdowns compound on a shared path) times the group's bar, so another fault
+    beside them acts there. A culprit explains what it predicts within the
     bar, never more: a card at 0.7 on a two-card host whose link to its mate runs at 0.3 above 128 MiB
     (the host group reads 0.21 at 1 GiB), a spine at 0.6 over every leaf beside a NIC at 0.4 above
     128 MiB. A culprit with no measured factor (a dead link, a host down) explains its groups whole.
@@ -344,13 +345,16 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
         if not on or any(e not in factors for e, _ in on):
             continue
         entity, kind = min(on, key=lambda c: factors[c[0]])
+        # several culprits on its paths compound (a throttled card at 0.8 on a 0.5 link reads 0.4): their
+        # product bounds what they predict together (lenient where they sit on different pairs)
+        joint = float(np.prod([factors[e] for e, _ in on]))
         expected = rows_of["expected_us"].astype(float).to_numpy()
         wait = np.zeros(len(rows_of))
         if late is not None and len(late):
             at = pd.MultiIndex.from_arrays([rows_of["group"].astype(str), rows_of["collective"].astype(str),
                                             rows_of["size_bytes"].astype(np.int64)])
             wait = np.nan_to_num(late.reindex(at).to_numpy(float))
-        predicted = expected / (expected / factors[entity] + wait)  # the value the culprit alone gives
+        predicted = expected / (expected / joint + wait)  # the value the culprits give
         limit = np.where(rows_of["basis"] == "design", bar["design_below"], bar["below"]) * predicted
         worse = rows_of[rows_of["value"].astype(float).to_numpy() < limit]
         if not worse.empty:
