@@ -32,3 +32,28 @@ def test_the_nightly_stresses_every_rails_scale_out(tmp_path: Path, fault: str, 
     # rail 2's own cross group showed it (slow, or failed outright: its rail-2 cards of both domains suspects)
     assert "cross:gpu2" in stress.get("slow_groups", {}) or {"node003/gpu2", "node011/gpu2"} <= set(
         stress["suspects"]), stress
+
+
+def test_a_cross_group_is_read_against_design_alone_never_labelled_peers() -> None:
+    """The cross groups (one a rail) are judged against the scale-out design, not each other: where no
+    design bounds a size (here: no design given), a row says it was not compared ('none'), never
+    'peers' beside a value no peer set (a label the reports and beyond_culprits read)."""
+    import pandas as pd
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.health.groups import group_busbw
+    from sncheck.health.metrics import DetectContext
+    from sncheck.probeplan import StressPlan, stress_groups
+    from sncheck.run.inputs import load_faults_text, load_inventory
+    from sncheck.topology import Topology
+
+    topo = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+    rows: list[dict] = []
+    MockBackend(topo, load_faults_text("faults: []", topo), seed=0).collectives(
+        StressPlan(groups=stress_groups(topo), sizes=(8, 1 << 20)), rows.append)
+    judged = group_busbw(pd.DataFrame(rows), DetectContext(topo, {}))
+    cross = judged[judged["group_kind"] == "cross"]
+    assert set(cross["group"]) == {f"cross:gpu{k}" for k in range(4)}
+    assert set(cross["basis"]) == {"none"} and cross["expected_us"].isna().all(), cross[["group", "basis"]]
+    hosts = judged[judged["group_kind"] == "host"]
+    assert (hosts["basis"] == "peers").any()  # the host groups still compare with each other

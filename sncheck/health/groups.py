@@ -136,6 +136,7 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
         alpha_term, beta_term = p[lone] * d_lat / n[lone], 1.0 / (d_bw * 1e3)  # GB/s: 1e3 bytes a us
         bound = alpha_term <= BANDWIDTH_BOUND * (alpha_term + beta_term)
         expected[lone] = np.where(bound, (alpha_term + beta_term) * f[lone] * n[lone], np.nan)
+        basis[lone] = "none"  # a cross group's peers' reading is replaced, not kept beside a NaN
         basis[np.flatnonzero(lone)[bound]] = "design"
     t = g["time_us"].to_numpy(float)
     return g.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis,
