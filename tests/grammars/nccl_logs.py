@@ -427,6 +427,16 @@ def desync_reports(rng: random.Random) -> Iterator[Variant]:
                   (("desync[0].seq", seq), ("desync[0].op", "ALLREDUCE"), ("len(desync[0].finished_not_joined)", world - 1),
                    ("desync[0].lag_seq", seq - 1), ("len(flight_recorder.frames)", 2),
                    ("flight_recorder.frames[1]", frames[1]), ("flight_recorder.stack_traces", 1)), fails=True, stream=True)
+    # printTraceback where the Flight Recorder holds no trace (TORCH_NCCL_TRACE_BUFFER_SIZE=0): a 'not found' line a rank,
+    # no trace printed; one rank's trace printed beside them
+    ranks = rng.sample(range(8), rng.randrange(2, 5))
+    lines = [_glog("2.5", r, 693, i) + "Stack trace of the failed collective not found, potentially because "
+             "FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value."
+             for i, r in enumerate(ranks)]
+    lines += [_glog("2.5", 9, 801, 9) + "Stack trace of the failed collective: ", *frames]
+    yield Variant("torch-nccl", f"{len(ranks)} stack traces not found, one printed", "\n".join(lines) + "\n",
+                  (("flight_recorder.stack_traces", 1), ("flight_recorder.stack_traces_not_found", len(ranks)),
+                   ("len(flight_recorder.frames)", 2), ("len(ranks)", len(ranks) + 1)), fails=True, stream=True)
     never = [head, f"\t - [{rank}] Timeout at collective: ALLREDUCE, #{seq}",
              f"\t - To our best knowledge, ranks [{others[-1]}] are the lagging ranks that caused this timeout. "
              "They never joined any collectives"]

@@ -21,7 +21,9 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   rank|rank R) and we will try our best to dump the debug info. Last enqueued NCCL work: E,
   last completed NCCL work: C.``; ``Observed flight recorder dump signal from another rank via
   TCPStore.``; ``ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1``;
-  ``First PG on this rank to signal dumping.``; ``Stack trace of the failed collective:``; the
+  ``First PG on this rank to signal dumping.``; ``Stack trace of the failed collective:`` and its
+  frames, or ``Stack trace of the failed collective not found, potentially because FlightRecorder is
+  disabled. ...`` (``WorkNCCL::printTraceback``, 2.5+: no trace printed, counted apart); the
   trace analyzer's (tools/flight_recorder) ``Not all ranks joining collective S at entry R`` (2.5),
   ``...: sequence number: S`` (PR 140969), ``..., sequence number: S`` (2.6+) and its field lines.
 - the heartbeat monitor: ``Heartbeat monitor timed out! Process will be terminated after
@@ -70,7 +72,8 @@ JSON::
                    "last_completed": 20584}],
      "dump_signals": [{"rank": 1, "from": "rank 7" | "this local rank", "last_enqueued": ..,
                        "last_completed": ..}],
-     "flight_recorder": {"dumps": 2, "observed": 5, "stack_traces": 1,
+     "flight_recorder": {"dumps": 2, "observed": 5, "stack_traces": 1,  # traces printed
+                         "stack_traces_not_found": 1,  # '... not found, potentially because FlightRecorder is disabled'
                          "mismatches": [{"seq": 31117, "record_id": 31116, "pg": "0:default_pg",  # the trace
                                          "op": "nccl:all_reduce", "missing_ranks": [3, 4], "world_size": 8,  # analyzer's
                                          "expected_ranks": [0, ...], "state": "scheduled", ...}]},  # report
@@ -251,6 +254,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     """PyTorch NCCL watchdog / Flight Recorder messages (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "ranks": [], "timeout_ms": None, "timeouts": [], "progress": [],
                             "dump_signals": [], "flight_recorder": {"dumps": 0, "observed": 0, "stack_traces": 0,
+                                                                    "stack_traces_not_found": 0,
                                                                     "frames": _frames(text),
                                                                     "mismatches": _fr_mismatches(text)},
                             "desync": _desync(text),
@@ -316,9 +320,10 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
                     data["heartbeat_timeouts"].append(rank)
                 elif what in ("process_down", "terminated", "blocking_wait"):
                     data[what] += 1
+                elif what == "stack":
+                    _stack_trace(data, line)
                 else:
-                    key = {"dump": "dumps", "observed": "observed", "stack": "stack_traces"}[what]
-                    data["flight_recorder"][key] += 1
+                    data["flight_recorder"]["dumps" if what == "dump" else "observed"] += 1
         if hit:
             seen += 1
             if rank is not None:
@@ -457,6 +462,21 @@ def _compact(rx: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(rx.pattern.replace(" ", ""))
 
 
+# WorkNCCL::printTraceback (2.5+): 'Stack trace of the failed collective: \n' and the trace, or, where the Flight
+# Recorder holds none, 'Stack trace of the failed collective not found, potentially because FlightRecorder is
+# disabled. ...': a trace NOT printed (a wrap may have dropped the blank before 'not')
+_STACK_TRACE = re.compile(r"Stack trace of the failed collective ?(?:(?P<absent>not ?found)|:)")
+
+
+def _stack_trace(data: dict[str, Any], line: str) -> None:
+    """One printTraceback line: a trace printed (``stack_traces``) or not found (``stack_traces_not_found``);
+    the message's head alone (cut before either) is a cut message."""
+    if m := _STACK_TRACE.search(line):
+        data["flight_recorder"]["stack_traces_not_found" if m["absent"] else "stack_traces"] += 1
+    else:
+        _incomplete(data, line)
+
+
 def _incomplete(data: dict[str, Any], line: str) -> None:
     """A timeout or progress message without its numbers: cut (or wrapped past what can be joined)."""
     if len(data["errors"]) < _MAX_LISTED:
@@ -490,6 +510,10 @@ def _faults(data: dict[str, Any]) -> list[str]:
         lag += [f"ranks {_ranks(d['finished_not_joined'])} finished #{d['lag_seq']} but did not join "
                 f"#{d['lag_seq'] + 1}"] if d["finished_not_joined"] and d["lag_seq"] is not None else []
         out.append(f"rank {d['rank']}: desync report at {d['op']} #{d['seq']}" + (f": {'; '.join(lag)}" if lag else ""))
-    if not out and any(v for k, v in data["flight_recorder"].items() if k not in ("mismatches", "frames")):
+    fr = data["flight_recorder"]
+    if not out and any(v for k, v in fr.items() if k not in ("mismatches", "frames", "stack_traces_not_found")):
         out.append("a Flight Recorder dump was taken (a collective timed out on some rank)")
+    elif not out and fr["stack_traces_not_found"]:
+        out.append("a failed collective's stack trace was not found (the Flight Recorder is disabled: "
+                   "TORCH_NCCL_TRACE_BUFFER_SIZE=0)")
     return list(dict.fromkeys(out))[:_MAX_LISTED]

@@ -49,8 +49,12 @@ GRAMMAR = {"torch-nccl": Grammar(
         "didn't finish collective #S (count from 1)' and '     [c] finished collective #S, but didn't join collective "
         "#S+1 (count from 1)', then dumpSnapshot's ' - Snapshot of ranks' latest states:' (no lagging rank in it); "
         "ProcessGroupNCCL.cpp WorkNCCL::printTraceback: 'Stack trace of the failed collective: ' and the Flight "
-        "Recorder's frames '#N FUNC from FILE:LINE' on the lines after it (or '... not found, potentially because "
-        "FlightRecorder is disabled'); real capture stas00/ml-engineering debug/pytorch.md, harvest 28)",
+        "Recorder's frames '#N FUNC from FILE:LINE' on the lines after it, or, where the Flight Recorder holds no "
+        "trace, 'Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can "
+        "enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.' (a trace not printed: counted apart; "
+        "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp @ cf1380d WorkNCCL::printTraceback; real "
+        "captures harvest 8's DeepSpeed log, r4's NCCL-issue 1730); real capture stas00/ml-engineering "
+        "debug/pytorch.md, harvest 28)",
     ),
     lines=("glog lines '[E ProcessGroupNCCL.cpp:N] MSG' or '[EMMDD HH:MM:SS.NNNNNNNNN ProcessGroupNCCL.cpp:N] MSG', "
            "optionally after '[rankR]:' (2.3+) or a launcher's prefix, or the same MSG inside a Python exception; "
@@ -68,14 +72,16 @@ GRAMMAR = {"torch-nccl": Grammar(
            "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective', "
            "': sequence number: S', ', sequence number: S' or ' S at entry R'); the desync report's lines (each on a line "
            "of its own, no glog prefix: '- [R] Timeout at collective: COL, #S' and the lagging ranks under it); a "
-           "bare 'Stack trace of the failed collective:' and its '#N FUNC from FILE:LINE' frames"),
+           "bare 'Stack trace of the failed collective:' and its '#N FUNC from FILE:LINE' frames, or its '... not found, "
+           "potentially because FlightRecorder is disabled. ...'"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures=("every one of these messages (the watchdog prints nothing on a healthy job): faults; the ranks' "
               "NCCL_DEBUG lines in the log interleaved mid-line (NVIDIA/nccl src/debug.cc @ v2.30: one vfprintf a "
               "line to stdout, block-buffered into a pipe): the nccl-debug view's interleaving error (errors)"),
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
             "progress[{rank, pg, failed_seq, last_enqueued, last_completed}], dump_signals[{rank, from, "
-            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces, frames (the stack trace's "
+            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces (traces printed), "
+            "stack_traces_not_found (printTraceback's 'not found' lines), frames (the stack trace's "
             "frame lines, in order), mismatches[{seq, record_id, pg, op, "
             "missing_ranks, world_size, expected_ranks, state, input_sizes, output_sizes}]}, heartbeat_timeouts, "
             "process_down, terminated, blocking_wait, nccl_errors[{where, result, version, last_error}], nccl_version, "

@@ -1,0 +1,25 @@
+"""parse32 (issue 28): values the formats carry that the parsers dropped, and the kernel log's link events."""
+
+from __future__ import annotations
+
+from sncheck.vendors.parsers import parse_text
+
+_NOT_FOUND = ("[rank{r}]:[E1218 20:27:21.484941868 ProcessGroupNCCL.cpp:667] Stack trace of the failed collective not "
+              "found, potentially because FlightRecorder is disabled. You can enable it by setting "
+              "TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.\n")
+
+
+def test_a_stack_trace_not_found_is_no_trace_printed() -> None:
+    """printTraceback's 'not found' line was counted as a stack trace (the needle matched both)."""
+    out = parse_text("torch-nccl", _NOT_FOUND.format(r=1) + _NOT_FOUND.format(r=0))
+    fr = out["flight_recorder"]
+    assert (fr["stack_traces"], fr["stack_traces_not_found"], fr["frames"]) == (0, 2, [])
+    assert out["faults"] == ["a failed collective's stack trace was not found (the Flight Recorder is disabled: "
+                             "TORCH_NCCL_TRACE_BUFFER_SIZE=0)"]
+
+
+def test_the_message_head_alone_is_a_cut_message() -> None:
+    out = parse_text("torch-nccl", _NOT_FOUND.format(r=1) + "[rank0]:[E1218 20:27:21.484955368 ProcessGroupNCCL.cpp:667] "
+                     "Stack trace of the failed collective not fo")
+    assert out["flight_recorder"]["stack_traces_not_found"] == 1 and out["flight_recorder"]["stack_traces"] == 0
+    assert any("cut short" in e for e in out["errors"]), out["errors"]
