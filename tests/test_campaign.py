@@ -406,3 +406,69 @@ def test_the_worker_module_runs_without_the_control_side() -> None:
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True,
                          cwd=str(Path(__file__).resolve().parents[1]), timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout) == [], out.stderr
+
+
+TAKEN = ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+         "address. port: 33971, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use")
+
+
+def _port_step(tmp_path: Path, name: str, fail_times: int, ended: dict, **kw):  # type: ignore[no-untyped-def]
+    """A step that says its port was taken (torch's line, rank 0's stderr through srun) on its
+    first ``fail_times`` starts, then writes a row; ``env()`` gives a new port each start."""
+    rows, count = tmp_path / f"{name}.rows", tmp_path / f"{name}.starts"
+    rows.touch()
+    ports = iter(range(30001, 30100))
+    script = (f'echo "$PORT" >> {count}\n'
+              f'if [ $(wc -l < {count}) -le {fail_times} ]; then echo "{TAKEN}" >&2; exit 143; fi\n'
+              f'echo \'{{"kind": "p2p", "port": \'$PORT\'}}\' >> {rows}\n')
+    seen: list = []
+    step = _step(tmp_path, name, script, {name}, ended, rows=rows, on_rows=seen.extend,
+                 env=lambda: {"PORT": str(next(ports))}, **kw)
+    return step, count, seen
+
+
+def test_a_step_whose_rendezvous_port_was_taken_starts_again_on_a_fresh_port(tmp_path: Path) -> None:
+    """CI of stop 54: a supernode's step exited 143 because a socket took the port chosen for
+    its rank 0 in the seconds before rank 0 bound it (torch: EADDRINUSE). The step is started
+    again with a fresh env (a new port) and its end is the second start's; the first is kept in
+    the records."""
+    from sncheck.backends.slurmsteps import StepRunner
+
+    ended: dict = {}
+    step, count, seen = _port_step(tmp_path, "sn0", 1, ended, rendezvous=True)
+    runner = StepRunner(1, poll_s=0.02)
+    runner.run([step])
+    assert ended["sn0"].ok, ended["sn0"]
+    assert count.read_text().split() == ["30001", "30002"]   # a fresh port for the second start
+    assert seen == [{"kind": "p2p", "port": 30002}]
+    assert [r.get("again") for r in runner.records] == ["rendezvous port taken", None], runner.records
+
+
+@pytest.mark.parametrize("case", ["not-rendezvous", "rows-passed", "every-try", "other-failure"])
+def test_a_step_is_started_again_only_for_a_taken_port_before_any_row_and_a_bounded_number_of_times(
+        tmp_path: Path, case: str) -> None:
+    """Harsher: a step that is no rendezvous (host facts), one whose rank 0 already passed rows
+    (started again, it would measure them twice), one whose port is taken at every start (never
+    a loop) and one that failed otherwise: each ends as it ended, the failure handed to on_end."""
+    from sncheck.backends.slurmsteps import PORT_ATTEMPTS, StepRunner
+
+    ended: dict = {}
+    if case == "rows-passed":
+        rows = tmp_path / "r.rows"
+        rows.touch()
+        step = _step(tmp_path, "s", f'echo "{{}}" >> {rows}\nsleep 0.3\necho "{TAKEN}" >&2\nexit 1\n', {"x"}, ended,
+                     rows=rows, on_rows=lambda items: None, rendezvous=True)
+        count = None
+    elif case == "other-failure":
+        step = _step(tmp_path, "s", 'echo "srun: error: node1: task 0: Exited with exit code 1" >&2\nexit 1\n',
+                     {"x"}, ended, rendezvous=True)
+        count = None
+    else:
+        step, count, _ = _port_step(tmp_path, "s", 99, ended, rendezvous=case == "every-try")
+    runner = StepRunner(1, poll_s=0.02)
+    runner.run([step])
+    assert not ended["s"].ok
+    starts = {"every-try": PORT_ATTEMPTS}.get(case, 1)
+    assert len(runner.records) == starts, runner.records
+    if count is not None:
+        assert len(count.read_text().split()) == starts

@@ -67,6 +67,7 @@ from sncheck.backends.processes import (
     exit_cause,
     fork_server,
     loopback_ifname,
+    port_taken,
     package_env,
     release_port,
     reserve_port,
@@ -363,8 +364,7 @@ class LocalBackend(Backend):
         time.sleep(POLL_S)  # let a crash's neighbours show up, and its last rows land
         self._drain(layer, tail, emit)
         by_rank = {w.rank: w for w in workers}
-        if 0 in failed and any(s in by_rank[0].log_tail(20).lower()
-                               for s in ("address already in use", "eaddrinuse", "errno 98")):
+        if 0 in failed and port_taken(by_rank[0].log_tail(20)):
             self._kill_all()
             raise PortInUse()
         self._kill_all()

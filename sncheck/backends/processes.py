@@ -43,6 +43,14 @@ def reserve_port() -> int:
     raise HarnessError("local backend: found no free TCP port on 127.0.0.1")
 
 
+def port_taken(text: str) -> bool:
+    """Whether a rank's output says its rendezvous port was taken before it could bind it
+    (torch's TCPStore: ``EADDRINUSE``, "address already in use", errno 98): a port chosen
+    free by the launcher can be taken by any other socket in the seconds before rank 0 binds it."""
+    low = text.lower()
+    return any(s in low for s in ("address already in use", "eaddrinuse", "errno 98"))
+
+
 def release_port(port: int) -> None:
     with _PORT_LOCK:
         _PORTS_HELD.discard(port)

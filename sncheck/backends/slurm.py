@@ -345,7 +345,7 @@ class SlurmBackend(Backend):
                 steps.append(Step(
                     f"{layer}: {spec.describe()} ({_hostlist(spec.hosts)}, {len(spec.cards)} tasks)", argv,
                     frozenset(spec.cards), self.job_timeout_s, work, rows=out,
-                    env=partial(self._rendezvous, spec.hosts[0]),
+                    env=partial(self._rendezvous, spec.hosts[0]), rendezvous=True,
                     on_rows=partial(self._step_rows, layer, spec, passed, emit),
                     on_end=partial(self._step_end, layer, spec, passed, emit)))
             self.progress(f"{layer}: {len(steps)} srun steps ({', '.join(s.describe() for s in specs[:6])}"

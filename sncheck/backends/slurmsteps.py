@@ -8,6 +8,12 @@ when a step ends, hands its end (exit code, srun's stderr, whether it ran past i
 timeout) to the step's own ``on_end``. Everything is called from the caller's thread:
 ``emit`` needs no lock.
 
+A step whose rank 0 could not bind the rendezvous port it was given (``port_taken``: the port
+was free when the launcher chose it, and any socket on rank 0's node can take it in the
+seconds before rank 0 binds it) and that passed no row is started again, with a fresh
+``env`` (so a fresh port), up to ``PORT_ATTEMPTS`` times in all, as the local and SSH
+backends do; only steps that set ``rendezvous`` are.
+
 A step past its timeout is interrupted twice (srun then cancels the step in Slurm) and
 killed 15 s later if srun is still there; an exception (Ctrl-C) stops every running step
 the same way before it goes on up.
@@ -23,12 +29,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sncheck.backends.processes import RowTail
+from sncheck.backends.processes import RowTail, port_taken
 
 POLL_S = 0.2
 INTERRUPT_GAP_S = 0.3   # srun cancels its step on a second SIGINT within one second
 KILL_AFTER_S = 15.0     # then SIGKILL, if srun is still there
 STDERR_CHARS = 20000
+PORT_ATTEMPTS = 3       # starts of a step whose rendezvous port was taken
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class Step:
     env: Callable[[], dict[str, str]] = dict
     rows: Path | None = None
     on_rows: Callable[[list], None] | None = None
+    rendezvous: bool = False  # its rank 0 binds a port from env(): started again when that port was taken
     # while running
     proc: subprocess.Popen | None = field(default=None, repr=False)
     tail: RowTail | None = field(default=None, repr=False)
@@ -73,6 +81,8 @@ class Step:
     deadline: float = 0.0
     interrupts: int = 0
     timed_out: bool = False
+    attempts: int = 0
+    passed: int = 0  # row lines passed on by this start
 
     @property
     def stderr_path(self) -> Path:
@@ -103,7 +113,8 @@ class StepRunner:
                     self._pass_rows(step)
                     if step.proc is not None and step.proc.poll() is not None:
                         running.remove(step)
-                        self._finish(step)
+                        if self._finish(step):
+                            pending.insert(0, step)
                     else:
                         self._watch_timeout(step)
         except BaseException:
@@ -134,6 +145,7 @@ class StepRunner:
             step.proc = subprocess.Popen(step.argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                          start_new_session=True)
         step.started, step.deadline = time.time(), time.monotonic() + step.timeout_s
+        step.attempts, step.passed, step.interrupts, step.timed_out = step.attempts + 1, 0, 0, False
         step.tail = RowTail(step.rows) if step.rows is not None else None
         self.progress(f"{step.name}: step started")
 
@@ -141,6 +153,7 @@ class StepRunner:
         if step.tail is not None and step.on_rows is not None:
             items = step.tail.lines()
             if items:
+                step.passed += len(items)
                 step.on_rows(items)
 
     def _watch_timeout(self, step: Step) -> None:
@@ -154,12 +167,15 @@ class StepRunner:
         elif now >= step.deadline + KILL_AFTER_S:
             _signal(step.proc, signal.SIGKILL, group=True)
 
-    def _finish(self, step: Step) -> None:
+    def _finish(self, step: Step) -> bool:
+        """Pass on the step's last rows and hand its end to ``on_end``; True (and no
+        ``on_end``) when it is to be started again: its rendezvous port was taken."""
         assert step.proc is not None
         if step.tail is not None and step.on_rows is not None:
             # a line cut by the end of the step is still passed on (as not JSON: never dropped)
             items = step.tail.lines() + step.tail.split.feed(b"\n")
             if items:
+                step.passed += len(items)
                 step.on_rows(items)
         try:
             with open(step.stderr_path, "rb") as f:
@@ -168,11 +184,17 @@ class StepRunner:
         except OSError:
             stderr = ""
         end = Ended(step.proc.returncode, stderr, step.timed_out, step.started, time.time())
+        again = (step.rendezvous and not end.ok and not end.timed_out and step.passed == 0
+                 and step.attempts < PORT_ATTEMPTS and port_taken(stderr))
         self.records.append({"step": step.name, "start": end.started, "end": end.ended, "rc": end.rc,
-                             "timed_out": end.timed_out})
+                             "timed_out": end.timed_out, **({"again": "rendezvous port taken"} if again else {})})
+        if again:
+            self.progress(f"{step.name}: its rendezvous port was taken before rank 0 bound it; starting it again")
+            return True
         self.progress(f"{step.name}: step " + (f"ran past its {step.timeout_s:g} s and was stopped" if end.timed_out
                                                else f"ended in {end.seconds:.1f} s (exit {end.rc})"))
         step.on_end(end)
+        return False
 
 
 def _signal(proc: subprocess.Popen, sig: int, group: bool) -> None:

@@ -31,6 +31,7 @@ from sncheck.vendors import after_end, facts as hostfacts
 from sncheck.vendors import registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.backends.base import Emit
+from sncheck.backends.processes import port_taken
 
 log = logging.getLogger("sncheck.backends.ssh")
 
@@ -248,7 +249,7 @@ class SshJobs:
         outcomes = {h: _outcome(f) for h, f in futures.items()}
         first_out = outcomes[first]
         if (not last_try and emitted == 0 and isinstance(first_out, Result) and not first_out.ok
-                and "address already in use" in (first_out.stderr + first_out.stdout).lower()):
+                and port_taken(first_out.stderr + first_out.stdout)):
             return True
         culprits = [h for h, r in outcomes.items() if not (isinstance(r, Result) and r.ok) and h not in stopped]
         for h in culprits or [h for h, r in outcomes.items() if not (isinstance(r, Result) and r.ok)]:
