@@ -115,3 +115,31 @@ def test_the_stress_evaluation_reads_the_rank_rows_once_with_three_columns(tmp_p
     # the coverage asks for two of the columns rank_skew read: the kept frame gives them
     ranks = [c for c in seen if c is None or "group" in c]  # (the collective and not_run reads aside)
     assert [sorted(c) for c in ranks if c is not None] == [sorted(RANK_SKEW)] and None not in ranks, seen
+
+
+def test_the_launch_spread_reads_the_rank_rows_a_piece_at_a_time_for_the_groups_asked(tmp_path, monkeypatch):
+    """The stress layer's launch spread (groups.launch_spread, read for the groups a culprit explains)
+    keeps no frame of every rank row: at 131,072 cards those were 29 M rows held at once over the
+    stress layer (a cross group a rail). Each piece is reduced to its rows' latest and earliest launch,
+    the pieces' to their extremes: one (group, collective, size, repeat) split over two parts reads
+    as it does whole."""
+    from sncheck.health.groups import launch_spread
+
+    store = RunStore(tmp_path, run_id="r-1")
+    # cross:gpu0 at 8 bytes, repeat 0: ranks 1.0 and 7.0 in one part, 4.0 in the next (range 6);
+    # repeat 1: 2.0 .. 5.0 (range 3); median over the repeats: 4.5. host:a: range 9, not asked.
+    for skews, cards, group, repeat in (([1.0, 7.0], ["a/gpu0", "b/gpu0"], "cross:gpu0", 0),
+                                        ([4.0], ["c/gpu0"], "cross:gpu0", 0),
+                                        ([2.0, 5.0, 3.0], ["a/gpu0", "b/gpu0", "c/gpu0"], "cross:gpu0", 1),
+                                        ([0.0, 9.0], ["a/gpu0", "a/gpu1"], "host:a", 0)):
+        store.batch("rank", {"group": group, "collective": "all_reduce", "size_bytes": 8, "repeat": repeat,
+                             "card": cards, "skew_us": skews, "op_us": 2.0, "wrong": 0})
+        store.flush()
+    monkeypatch.setattr(parts, "PIECE_ROWS", 1)   # a part a piece
+    seen = _reads(monkeypatch)
+    view = store.frames("stress")
+    spread = launch_spread(view, {"cross:gpu0"})
+    assert spread.to_dict() == {("cross:gpu0", "all_reduce", 8): 4.5}
+    assert view._read == {} and len(seen) == 4 and None not in seen, seen
+    # every group's, as before (host:a: its one repeat's range)
+    assert launch_spread(view).to_dict() == {("cross:gpu0", "all_reduce", 8): 4.5, ("host:a", "all_reduce", 8): 9.0}

@@ -186,7 +186,7 @@ def run(ctx: LayerContext) -> dict:
     # own measured factor against the group's: slower than that explains, it is unexplained from there
     if alone := {g: list(groups[g]) for g in why}:
         ctx.beyond = beyond_culprits(group_busbw(rows, ctx.detect_context()), alone, ctx.known, ctx.factors, ctx.topo,
-                                     rule, launch_spread(rows))
+                                     rule, launch_spread(rows, alone))
     why = {g: e for g, e in why.items() if g not in ctx.beyond}
     unexplained = {g: s for g, s in slow_at.items() if g not in why} | {
         g: b["from_bytes"] for g, b in ctx.beyond.items()}
