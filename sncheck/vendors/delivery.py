@@ -16,7 +16,8 @@ certain, so every view reads the tool's own lines:
   inside a fence, its opener left behind, ends at the first fence, which closes it); a whole line wrapped in
   inline code (`` `...` ``, one backtick each side) is that line;
 - ``> `` and ``| `` quoting (mail, GitHub, forums; ``| `` not where every line ends with
-  ``|``: a table's rows), as many levels as every line has, ``cat -n`` / ``nl`` numbers
+  ``|``: a table's rows), a script comment's ``# `` (only where a line behind it is itself one of
+  the tool's ``#`` lines: ``# # Port counters``), as many levels as every line has, ``cat -n`` / ``nl`` numbers
   (counting up by one), and the indentation every line shares (a paste nested in a markdown list);
 - ansible's ``host | CHANGED | rc=0 >>`` header before a host's output;
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
@@ -53,6 +54,10 @@ import re
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w.+-]*[ \t]*$")
 _QUOTE = re.compile(r"^[ \t]*> ?")
+# a shell or Python comment's '# ' on every line (an output kept in a script's header, harvest 29's perfquery): taken
+# only where a line behind it is itself one of the tool's '#' lines ('# # Port counters: ...'), which no tool's own
+# all-'#' text has (nccl-tests' header excerpt: '# nThread', '#  Rank'; ibqueryerrors' summary: '##')
+_HASH_QUOTE = re.compile(r"^[ \t]*#(?: |$)")
 # a whole line a reporter wrapped in markdown's inline code (one backtick each side, none inside:
 # nccl-issue296's "`init.cc:1247 NCCL WARN Mismatched collective detected ...`"); no tool prints one
 _INLINE_CODE = re.compile(r"^[ \t]*`([^`\n]+)`[ \t]*$")
@@ -220,8 +225,9 @@ def _unprefixed(lines: list[str], origins: list[int], ended: bool,
     labels, a timestamp), and whether any was."""
     before = lines
     for _ in range(8):  # nested quoting ("> > ", "| > "), line numbers of a quoted listing
-        for quote in (_QUOTE, _BAR_QUOTE):
-            if _every(lines, quote, ended) and (quote is not _BAR_QUOTE or not _boxed(lines, ended)):
+        for quote in (_QUOTE, _BAR_QUOTE, _HASH_QUOTE):
+            if _every(lines, quote, ended) and (quote is not _BAR_QUOTE or not _boxed(lines, ended)) \
+                    and (quote is not _HASH_QUOTE or _hash_quoted(lines)):
                 lines = [quote.sub("", ln, count=1) for ln in lines]
                 break
         else:
@@ -370,6 +376,11 @@ def _escaped(text: str) -> bool:
         return False
     rest = _PRE_CLOSE.sub("", _PRE_OPEN.sub("", _HTML_WRAP.sub("", text)))
     return "<" not in rest and ">" not in rest
+
+
+def _hash_quoted(lines: list[str]) -> bool:
+    """A comment's ``# `` is a quote where a line behind it is a ``#`` line of the tool's own."""
+    return any(_HASH_QUOTE.sub("", ln, count=1).startswith("#") for ln in lines if _HASH_QUOTE.match(ln))
 
 
 def _boxed(lines: list[str], ended: bool) -> bool:

@@ -39,6 +39,13 @@ class Transform:
     lossy: bool = False   # may destroy information: the same values or a refusal
     stamp: bool = False   # adds a timestamp: not for a view whose grammar has its own (kernel-log)
     tail: bool = False    # adds lines after the output: only for a capture whose last line is whole
+    hashed: bool = False  # a comment's '# ': only for an output with a '#' line of its own (sncheck.vendors.delivery)
+
+
+def applies(t: Transform, view: str, text: str) -> bool:
+    """Whether ``t`` is a delivery of ``text`` that the view's reader can undo (see the fields)."""
+    return not ((t.stamp and views()[view].stamped) or (t.tail and not text.endswith("\n"))
+                or (t.hashed and not any(ln.startswith("#") for ln in text.split("\n"))))
 
 
 def _lines(text: str) -> tuple[list[str], bool]:
@@ -146,6 +153,7 @@ TRANSFORMS: tuple[Transform, ...] = (
     Transform("> quoted", _each(lambda i, ln: f"> {ln}" if ln else ">")),
     Transform(">> quoted", _each(lambda i, ln: f">> {ln}" if ln else ">>")),
     Transform("| quoted", _each(lambda i, ln: f"| {ln}" if ln else "|")),
+    Transform("# commented (a script's header)", _each(lambda i, ln: f"# {ln}" if ln else "#"), hashed=True),
     Transform("4-space indent", _each(lambda i, ln: f"    {ln}" if ln else ln)),
     # pagers, line numbers, typescripts, terminals
     Transform("cat -n", _each(lambda i, ln: f"{i + 1:6d}\t{ln}")),
@@ -250,7 +258,7 @@ def matrix(per_view: int = 3) -> dict[str, dict[str, list[str]]]:
         out[view] = {t.name: [] for t in TRANSFORMS}
         for name, text in texts:
             for t in TRANSFORMS:
-                if (t.stamp and views()[view].stamped) or (t.tail and not text.endswith("\n")):
+                if not applies(t, view, text):
                     continue
                 if (why := judge(view, text, t)) is not None:
                     out[view][t.name].append(f"{name}: {why}")

@@ -17,7 +17,9 @@ _LAYOUTS = {"418": ("418.87.01", "10.1", (31, 22, 22), 2, "old"),
             "525": ("525.125.06", "12.0", (31, 22, 22), 3, "gi"),
             "550": ("550.90.07", "12.4", (41, 24, 22), 3, "gi"),
             "580": ("580.105.08", "13.0", (41, 24, 22), 3, "gi"),  # the banner's rule joined by '+'
-            "610": ("610.57.04", "13.3", (41, 24, 22), 3, "gi")}  # 'KMD Version', 'CUDA UMD Version'
+            "610": ("610.57.04", "13.3", (41, 24, 22), 3, "gi"),  # 'KMD Version', 'CUDA UMD Version'
+            # Windows: the header's 'TCC/WDDM' column for Persistence-M, the cell the driver model
+            "527w": ("527.41", "N/A", (31, 22, 22), 3, "gi")}
 _NAMES = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2...", "NVIDIA GeForce ...")
 _MIG = (18, 22, 11, 23)  # the 'MIG devices:' box's cells as 470 prints them (nvitop-PR 8)
 
@@ -53,21 +55,25 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
             head = f" NVIDIA-SMI {driver}   Driver Version: {driver}   CUDA Version: {cuda}" if name < "610" else \
                 f" NVIDIA-SMI {driver}   KMD Version: {driver}   CUDA UMD Version: {cuda}"
             edge = "+" if name >= "580" else "|"  # 580: '+---+---+---+' under the banner, '|---+' before
+            windows = name.endswith("w")
             lines += ["+" + "-" * total + "+", "|" + head.ljust(total) + "|", _rule(widths, edge, "+", "-")[:-1] + "+",
-                      _row([" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "],
-                           widths),
+                      _row([" GPU  Name            TCC/WDDM" if windows else " GPU  Name        Persistence-M",
+                            " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "], widths),
                       _row([" Fan  Temp  Perf  Pwr:Usage/Cap", "         Memory-Usage ", " GPU-Util  Compute M. "],
                            widths)]
             if block == 3:
                 lines.append(_row(["", "", "               MIG M. "], widths))
             lines.append(_rule(widths, "|", "+", "="))
-            values: list[tuple[str, object]] = [("driver_version", driver), ("cuda_version", cuda), ("len(gpus)", n)]
+            values: list[tuple[str, object]] = [("driver_version", driver), ("cuda_version", None if cuda == "N/A" else cuda),
+                                                ("len(gpus)", n)]
             fails = False
             err = rng.randrange(n) if rng.random() < 0.3 else None
             ecc = rng.randrange(n) if rng.random() < 0.3 else None
             gpu_name = rng.choice(_NAMES)
-            if widths[0] < 40 and len(gpu_name) > 18:  # the narrow box cuts the name to fit
-                gpu_name = gpu_name[:15] + "..."
+            room = 16 if windows else 18  # 'WDDM' takes two more places than 'On'
+            if widths[0] < 40 and len(gpu_name) > room:  # the narrow box cuts the name to fit
+                gpu_name = gpu_name[:room - 3] + "..."
+            mode = rng.choice(("WDDM", "TCC")) if windows else "On"
             mig = block == 3 and n == 8 and rng.random() < 0.5  # GPU 0 in MIG mode: its devices' box follows
             starts = []  # where each GPU's block begins: a reporter's excerpt starts inside one
             for i in range(n):
@@ -76,15 +82,17 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
                 temp, power, cap, used, tot = rng.randrange(20, 80), rng.randrange(40, 700), 700, rng.randrange(1, 80000), 81559
                 fan = "ERR!" if i == err else "N/A"
                 ecc_n = rng.randrange(1, 9) if i == ecc else 0
-                lines += [_row([f"{i:>4}  {gpu_name:<{widths[0] - 13}}  On  ", f" {bus} Off ", f"{ecc_n:>21} "],
-                               widths),
+                lines += [_row([f"{i:>4}  {gpu_name:<{widths[0] - 11 - len(mode)}}  {mode}  ", f" {bus} Off ",
+                                f"{ecc_n:>21} "], widths),
                           _row([f" {fan:<4}  {temp}C    P0   {power:>4}W / {cap}W ", f"  {used:>6}MiB / {tot}MiB ",
                                 f"     {rng.randrange(0, 101)}%      Default "], widths)]
                 if block == 3:
                     lines.append(_row(["", "", "              Enabled " if mig and i == 0 else "             Disabled "],
                                       widths))
                 lines.append(_rule(widths, "+", "+", "-"))
-                values += [(f"gpus[index={i}].bus_id", bus), (f"gpus[index={i}].temp_C", temp),
+                values += [(f"gpus[index={i}].driver_model", mode if windows else None),
+                           (f"gpus[index={i}].persistence_mode", None if windows else "On"),
+                           (f"gpus[index={i}].bus_id", bus), (f"gpus[index={i}].temp_C", temp),
                            (f"gpus[index={i}].power_W", power), (f"gpus[index={i}].memory_used_MiB", used),
                            (f"gpus[index={i}].ecc_uncorrected", ecc_n)]
                 fails |= i == err or ecc_n > 0

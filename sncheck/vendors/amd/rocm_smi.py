@@ -21,7 +21,9 @@
 ``parse_showpids`` (``rocm-smi-showpids``): ``{"processes": [{"pid": 1168514, "name": "pt_main_thread",
 "gpus": "1", "vram_bytes": 177386942464, ...}]}``.
 
-``rocm-smi --json`` that prints ``WARNING: No JSON data to report`` is an error, not data.
+``rocm-smi --json`` that prints ``WARNING: No JSON data to report`` is an error, not data; so is
+main()'s ``WARNING: One or more commands failed`` (ROCm 4.x to 5.0.x: the tool exits non-zero) in
+every view (:func:`sncheck.vendors.amd.rocm_smi_log.commands_failed`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors.amd.rocm_smi_log import is_log_form, parse_log_form
+from sncheck.vendors.amd.rocm_smi_log import commands_failed, is_log_form, parse_log_form
 
 _SECTIONS = {"Weight between two GPUs": "weight", "Hops between two GPUs": "hops",
              "Link Type between two GPUs": "link_type"}
@@ -57,6 +59,9 @@ def parse_showtopo(text: str) -> dict[str, Any]:
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
+            continue
+        if said := commands_failed(line):
+            out["errors"].append(said)
             continue
         if line.startswith("WARNING"):
             out["warnings"].append(line)
@@ -234,6 +239,9 @@ def parse_concise(text: str) -> dict[str, Any]:
         if re.match(r"^GPU\[\d+\]\s*:\s*WARNING", body):
             warnings.append(re.sub(r"\s+", " ", body))
             continue
+        if said := commands_failed(body):
+            errors.append(said)
+            continue
         if not saw and _headless_row(line):
             saw = True  # rows pasted from inside the table: read them, and say the paste is an excerpt
             errors.append(f"the table's banner and header are not in the paste (it starts at device "
@@ -345,6 +353,8 @@ def parse_showpids(text: str) -> dict[str, Any]:
             none = True
         elif line.startswith("ERROR:"):
             errors.append(line)
+        elif said := commands_failed(line):
+            errors.append(said)
         elif m := _PIDS_FAILED.match(line):
             # getPidList's library call failed: showPids then prints 'No KFD PIDs currently running'
             # though no list was read (rsmi_ret_ok's printLog of the metric and its status)

@@ -66,7 +66,9 @@ GRAMMAR = {
                "option's 'GPU[N]\\t\\t: metric: value' lines (read by metric name into the same values)"),
         end="the ' End of ROCm SMI Log ' spacer; without it the output was cut; --json: the document closes",
         failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
-                  "report' (errors); the library's 'Expected integer value from monitor, but got \"...\"' (a sensor "
+                  "report' (errors); main()'s 'WARNING: One or more commands failed' before the footer (errors: "
+                  "rocm_smi.py 8f9f943 to rocm-5.0.2 logging.warning when RETCODE is set, then exit(RETCODE); "
+                  "rocm-5.1.0 on logging.debug, 007f326: harvest 29's LUMI capture of ROCm 5.0, dropped before); the library's 'Expected integer value from monitor, but got \"...\"' (a sensor "
                   "it could not read: not measured); a row with fewer cells than the whole ones (cut); rows pasted without the "
                   "banner and header (a reporter's excerpt from inside the table, told from other lines by the "
                   "identity cells or a '°C' beside a 'Mhz': legacy-rocm-build issue 4750, harvest 9): read, and an "
@@ -98,7 +100,8 @@ GRAMMAR = {
                "and footer (rocm_smi.py main: each flag calls its show*Topology; real capture "
                "ROCm/legacy-rocm-build#4740, --showtoponuma)"),
         end="the ' End of ROCm SMI Log ' spacer; each matrix has a row per GPU its header names",
-        failures=("a row with fewer cells than GPUs, 'Cannot read' / 'ERROR' lines (errors); in a judgement, a "
+        failures=("a row with fewer cells than GPUs, 'Cannot read' / 'ERROR' lines, main()'s 'WARNING: One or more "
+                  "commands failed' (errors, as rocm-smi's); in a judgement, a "
                   "pair that is not direct over XGMI (checks.check_xgmi_topo)"),
         values=("gpus, weight{GPUi: {GPUj: n}}, hops{...}, link_type{...}, numa{GPUi: node}, numa_affinity{GPUi: "
                 "node} (a section the output does not print: null), warnings, errors"),
@@ -117,7 +120,8 @@ GRAMMAR = {
         ),
         lines="the banner, the KFD Processes spacer, the table (or the no-process line), a '=' spacer, the footer",
         end="the ' End of ROCm SMI Log ' spacer",
-        failures=("'ERROR:' lines ('ERROR: No DRM devices available. Exiting' alone: no process); getPidList's "
+        failures=("'ERROR:' lines ('ERROR: No DRM devices available. Exiting' alone: no process); main()'s "
+                  "'WARNING: One or more commands failed' (errors, as rocm-smi's); getPidList's "
                   "failed call, rsmi_ret_ok's 'get_compute_process_info, <status>' ('Permission denied', ...) "
                   "before the 'No KFD PIDs currently running' it then prints: not measured; a per-process call's "
                   "failure, rsmi_ret_ok's 'get_gpu_compute_process, <status>' (the GPU(s) cell stays UNKNOWN) or "

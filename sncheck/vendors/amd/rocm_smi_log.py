@@ -43,6 +43,19 @@ from sncheck.vendors import jsonprefix
 _CARD = re.compile(r"^card(\d+)$")
 _LOG_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s+(\S.*?)\s*$")  # printLog's 'GPU[%d]\t\t: %s: %s'
 _END = "End of ROCm SMI Log"
+# main() of ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py from 8f9f943 (2020) to rocm-5.0.2, before the footer:
+# 'if RETCODE and not PRINT_JSON: logging.warning(' \t\t One or more commands failed')' under basicConfig's
+# '%(levelname)s: %(message)s' (stderr), then exit(RETCODE): a command it ran failed (rsmi_ret_ok set RETCODE) and
+# the tool exits non-zero; 007f326 ('Hide Failed Command Warning', rocm-5.1.0 on) made it logging.debug: silent
+COMMANDS_FAILED = re.compile(r"^WARNING:\s+One or more commands failed\.?$")
+
+
+def commands_failed(line: str) -> str | None:
+    """The error a rocm-smi output carries when ``line`` is main()'s failed-command warning."""
+    if not COMMANDS_FAILED.match(line.strip()):
+        return None
+    return ("rocm-smi says one or more of its commands failed ('WARNING: One or more commands failed'; it exits "
+            "non-zero): a value it was asked for was not read")
 # the view's value: the metric names that report it, first found wins
 _METRICS: dict[str, tuple[str, ...]] = {
     "temp_C": ("Temperature (Sensor edge) (C)", "temperature_edge (C)", "Temperature (Sensor junction) (C)",
@@ -133,6 +146,8 @@ def parse_log_form(text: str) -> dict[str, Any]:
         body = raw.strip()
         if _END in body:
             ended = True
+        elif said := commands_failed(body):
+            errors.append(said)
         elif m := _LOG_LINE.match(body):
             per.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
     if not ended:

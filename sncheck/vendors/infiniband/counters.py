@@ -120,7 +120,8 @@ GRAMMAR = {
                  "counts on a line of no port (a port's line wrapped or cut: errors). The counters it lists are over its "
                  "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
                  "--since their growth; a port listed now and not before: its growth unknown, not judged)",
-        values="ports[{node, guid, port, counters{<sysfs name>: value}, link{lid, width, speed, state, phys_state, "
+        values="ports[{device (the node's name), guid, port, counters{<sysfs name>: value}, link{lid, width, speed, "
+               "state, phys_state, "
                "remote{guid, lid, port, name} or null, could_be} (-r)}], summary{nodes, bad_nodes, ports, "
                "bad_ports}, errors",
     ),

@@ -9,7 +9,9 @@ nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation 
   Version: N/A`` without the CUDA driver; 555+ adds ``NVIDIA-SMI 555.42.02`` ... the same words),
   a ``|---+---+---|`` rule, the column header (two or three lines: ``GPU Name Persistence-M |
   Bus-Id Disp.A | Volatile Uncorr. ECC``, ``Fan Temp Perf Pwr:Usage/Cap | Memory-Usage |
-  GPU-Util Compute M.``, from 450 ``| | MIG M.``), a ``|===+===+===|`` rule;
+  GPU-Util Compute M.``, from 450 ``| | MIG M.``), a ``|===+===+===|`` rule; on Windows the header
+  names ``TCC/WDDM`` where Linux prints ``Persistence-M`` and each GPU's first cell ends in its driver
+  model (``WDDM``, ``TCC``, ``MCDM``), kept as ``driver_model`` (harvest 29's 527.41 GPU-P host);
 - per GPU a block of 2 lines (3 from 450, the third holds ``MIG M.``), cells split by ``|``:
   ``INDEX NAME PERSISTENCE | BUS-ID DISP | ECC`` and ``FAN TEMP PERF POWER / CAP | USED / TOTAL
   | UTIL COMPUTE-MODE``; blocks are separated by ``+---+---+---+`` rules (old layouts: a
@@ -38,7 +40,7 @@ processes found`` when none: a paste that ends at the GPU table's rule was cut t
 GPU's cells, a volatile uncorrected ECC count above zero.
 
 JSON: ``{"tool": "nvidia-smi", "nvidia_smi_version", "driver_version", "cuda_version",
-"gpus": [{"index", "name", "persistence_mode", "bus_id", "display_active", "ecc_uncorrected",
+"gpus": [{"index", "name", "persistence_mode", "driver_model" (Windows' TCC/WDDM column), "bus_id", "display_active", "ecc_uncorrected",
 "fan", "temp_C", "perf", "power_W", "power_cap_W", "memory_used_MiB", "memory_total_MiB",
 "util_pct", "compute_mode", "mig_mode"}], "processes": [{"gpu", "gi", "ci", "pid", "type",
 "name", "memory_MiB"}], "unreachable": [{"bus_id", "reason"}] (a GPU nvidia-smi could not
@@ -55,9 +57,13 @@ from sncheck.vendors import after_end
 
 TOOL = "nvidia-smi"
 # driver 610 renamed them: 'KMD Version: 610.57.04   CUDA UMD Version: 13.3'
-_VERSIONS = re.compile(r"NVIDIA-SMI (?P<smi>[\d.]+)\s+(?:Driver|KMD) Version: (?P<drv>[\d.]+)"
-                       r"(?:\s+CUDA (?:UMD )?Version: (?P<cuda>[\d.]+|N/A))?")
-_FIRST = re.compile(r"^(?P<index>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!)$")
+# (a terminal that wrapped the banner leaves a run of spaces after a label's colon: harvest 29's 550.54.14)
+_VERSIONS = re.compile(r"NVIDIA-SMI (?P<smi>[\d.]+)\s+(?:Driver|KMD) Version:\s+(?P<drv>[\d.]+)"
+                       r"(?:\s+CUDA (?:UMD )?Version:\s+(?P<cuda>[\d.]+|N/A))?")
+# the first cell's last word: Linux's Persistence-M (On/Off), or on Windows the driver model the header's
+# 'TCC/WDDM' column names (WDDM, TCC; MCDM on the drivers that offer it)
+_DRIVER_MODELS = ("TCC", "WDDM", "MCDM")
+_FIRST = re.compile(r"^(?P<index>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!|TCC|WDDM|MCDM)$")
 _BUS = re.compile(r"^(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(?P<disp>On|Off|N/A|ERR!)$")
 _SECOND = re.compile(r"^(?P<fan>\d+%|N/A|ERR!)\s+(?P<temp>\d+C|N/A|ERR!)\s+(?P<perf>P\d+|N/A|ERR!)\s+(?:\S+\s+)?"
                      r"(?P<pw>\d+(?:\.\d+)?W|N/A|ERR!)\s*/\s*(?P<cap>\d+(?:\.\d+)?W|N/A|ERR!)$")
@@ -193,11 +199,21 @@ def parse_smi_table(text: str) -> dict[str, Any]:
 
 def _close_block(block: list[list[str]], gpus: list[dict[str, Any]], errors: list[str]) -> None:
     """One GPU's lines -> its record (a block that is not a GPU's is left alone)."""
-    if not block or len(block[0]) != 3 or not (first := _FIRST.match(block[0][0])):
+    if not block or len(block[0]) != 3:
+        return
+    if not (first := _FIRST.match(block[0][0])):
+        if re.match(r"^\d+\s+\S", block[0][0]) and _BUS.match(block[0][1]):
+            # a GPU's first line (its index, its bus id) in a layout this grammar does not hold: the GPU is
+            # there and not read, never a table of no GPU
+            errors.append(f"GPU {block[0][0].split()[0]}: its block's first cell is none the grammar knows "
+                          f"({block[0][0]!r}): the GPU was not read")
         return
     bus = _BUS.match(block[0][1])
     ecc = block[0][2]
-    g: dict[str, Any] = {"index": int(first["index"]), "name": first["name"], "persistence_mode": first["pm"],
+    model = first["pm"] in _DRIVER_MODELS  # Windows: the cell is the driver model, there is no Persistence-M
+    g: dict[str, Any] = {"index": int(first["index"]), "name": first["name"],
+                         "persistence_mode": None if model else first["pm"],
+                         "driver_model": first["pm"] if model else None,
                          "bus_id": bus["bus"] if bus else block[0][1] or None,
                          "display_active": bus["disp"] if bus else None,
                          "ecc_uncorrected": int(ecc) if ecc.isdecimal() else ecc or None,
