@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RATE, Bar, Bars, CostModel, Culprit,
-                                    Paths, Tier, beyond)
+                                    Paths, Tier, beyond, reference)
 from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
@@ -322,7 +322,8 @@ def _crossed(c: Culprit, bars: Bars, tiers: Mapping[str, FrameTier]) -> list[Bar
         for t, f in c.factors.items():
             level = c.peers.get(t, tiers[t].level)
             level = level if math.isfinite(level) and level > 0 else 1.0
-            value = f if b.ref == DESIGN else f / level
+            measured = f * reference(tiers[t].level)  # in design units (explain.reference)
+            value = measured if b.ref == DESIGN else measured / level
             if b.scope == DOMAIN and (c.kind not in ("supernode", "host") or t == SCALE_OUT):
                 continue
             if b.scope == CARD and c.kind == "link":
@@ -390,7 +391,7 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
         ev["localised"] = False
         ev["link"] = c.rivals[0].entity if c.rivals else None
     judged = per_tier.get(tier or "", {"bad_pairs": ev["bad_pairs"], "pairs": ev["pairs"]})
-    message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"])
+    message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"], tiers)
     if c.note == WHOLE and bar_level(rule) > 1.0 and at_design(c):  # no healthy pair meets the bar: the rule's
         return Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, message, ev,
                        basis=Basis.NOT_JUDGED, about=About.CHECK)
@@ -454,7 +455,17 @@ def _worst(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> li
     return [{"link": link, "value": jsonable(v)} for _, link, v in rows[:5]]
 
 
-def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
+def _scale(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier]) -> float:
+    """A factor of 1 of ``c`` in its judged tier in the units of ``rule`` (design, or its tier's level)."""
+    x = tiers.get(c.tier or "")
+    if x is None:
+        return 1.0
+    level = c.peers.get(x.name, x.level)
+    ref = reference(x.level)
+    return ref if rule.op == "ratio_to_design" or not (math.isfinite(level) and level > 0) else ref / level
+
+
+def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int, tiers: Mapping[str, FrameTier]) -> str:
     """What the culprit is and how it was told apart; ``bad`` of ``n`` pairs in its tier."""
     where = f" ({ev['tier']})" if ev.get("tier") else ""
     if c.note == "unlocalised" and c.kind == "host":
@@ -474,7 +485,7 @@ def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
         what = (f"nic {c.entity} (serving {card_of(c.entity)}): {rule.summary} over the scale-out network "
                 f"{share} pair tests there; its pairs inside the domain are healthy")
     elif c.note == WHOLE:
-        what = whole_message(c, rule, ev, n, bar_level(rule))
+        what = whole_message(c, rule, ev, n, bar_level(rule), _scale(c, rule, tiers))
     elif c.kind == "switch":  # a faint one (its NICs' medians beyond the card bar, no pair beyond its bar): all
         what = f"switch {c.entity}: {rule.summary}{where} {f'on {bad} of' if bad else 'across its'} {n} pair tests through it"
     elif not bad:

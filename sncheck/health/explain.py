@@ -26,7 +26,9 @@ pair passes) and every domain's level inside the domain bar; it is contradicted 
 pair or a card is healthier than it predicts by more than the same bars ("gpu7 measured
 0.99 on 23 pairs": not part of the host), and a container where a member is healthy on
 its own evidence (``separation.healthy_member``). Peer bars compare with the tier's level
-(the median residual), design bars with 1.
+(the median residual), design bars with 1. A factor is over the tier's reference
+(:func:`reference`: its healthy pairs' level, design where that is below): a pair a culprit
+explains has the reference as its residual, inside both kinds of bar.
 
 **Rate kinds** (latency spikes, corrupted payloads, wrong results): a pair either showed
 the symptom or not. A card (or NIC) is the culprit when it explains two or more of them
@@ -238,6 +240,19 @@ class Culprit:
         return max((t for t, f in self.factors.items() if f <= low + TIER_TIE), key=lambda t: len(self.touches.get(t, ())))
 
 
+def reference(level: float) -> float:
+    """What a culprit's factor of 1 measures on a tier whose pairs read ``level`` (their median,
+    design units): that level, or design where the level is below it. A factor is a slowdown
+    against what its healthy peers measure, so a pair it explains reads healthy against both
+    bars (its residual is this reference): design bars compare ``f x reference``, peer bars
+    ``f x reference / level``. A stress narrowing's healthy pairs read 1.59 of design: one card
+    at 0.47 of design was a factor of 0.47, its pairs 0.63 of their peers under it, still
+    exceptions, and its three links were named in its place (reviews19 #8). A level below design
+    may be a culprit's own (a slow domain of two) and is read again under the hypothesis
+    (``Level.relevel``): there design is the reference, as it was."""
+    return max(1.0, level) if math.isfinite(level) and level > 0 else 1.0
+
+
 def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> np.ndarray:
     """Which pair summaries are exceptions of a level kind: failed, or below a pair bar
     (design: the ratio; peers: the ratio over the tier's level). Rate kinds: any repeat
@@ -368,7 +383,7 @@ def slowed(lv, e: Entity, H2: list) -> int:
         if len(at):
             pred = lv.pred(t, at, H2)
             with np.errstate(divide="ignore", invalid="ignore"):
-                off = (pred < lv.pred(t, at, lv.H)) & ~x.failed[at] & (x.ratio[at] > MISFIT * pred)
+                off = (pred < lv.pred(t, at, lv.H)) & ~x.failed[at] & (x.ratio[at] > MISFIT * pred * lv.ref[t])
             n += int((off & ~np.isin(at, lv.pair_ex[t])).sum())
     return n
 

@@ -17,7 +17,7 @@ import numpy as np
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, NEAR_Z,
                                     PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     count_beyond, entity_of, group_median, holds_cards, joined, median, on_path,
-                                    pairs_on, specific, unlocalised, uplinks)
+                                    pairs_on, reference, specific, unlocalised, uplinks)
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
 from sncheck.health.greedy import exchange, search
 from sncheck.health.pairview import measured_below
@@ -40,6 +40,7 @@ class Level:
         self.H: Hypothesis = []
         self.level0 = {t: (x.level if math.isfinite(x.level) and x.level > 0 else 1.0) for t, x in tiers.items()}
         self.level = dict(self.level0)
+        self.ref = {t: reference(v) for t, v in self.level0.items()}  # a factor's 1, design units (reference)
         self.pair_design, self.pair_peers = bars.bound(PAIR, DESIGN), bars.bound(PAIR, PEERS)
         self.card_bar = bars.bound(CARD, PEERS)
         self.card_min = max([b.min_pairs for b in bars.of(CARD)] or [1])
@@ -276,14 +277,15 @@ class Level:
 
     def factors(self, e: Entity) -> dict[str, float]:
         """The candidate's factor on each tier it has pairs on: the median of its pairs
-        whose other elements the current hypothesis holds healthy (a failed pair is 0)."""
+        whose other elements the current hypothesis holds healthy (a failed pair is 0), over
+        the tier's reference (explain.reference: its healthy pairs' level, at least design)."""
         per: dict[str, np.ndarray] = {}
         for t, x in self.tiers.items():
             at = self.pairs(e, t)
             if not len(at):
                 continue
             rest = self.pred(t, at, self.H)
-            values = np.where(x.failed[at], 0.0, x.ratio[at])
+            values = np.where(x.failed[at], 0.0, x.ratio[at]) / self.ref[t]
             clean = own_path(self, e, t, at, values, rest >= 1.0)
             # else, pred being min(ends) * shared, an end is over the shared culprits only
             rest = self.pred(t, at, self.H, ends=False) if e.kind in END_KINDS and not clean.any() else rest
@@ -297,7 +299,7 @@ class Level:
             # median: at 0.9295 against 0.93 by that reading and 0.9301 by this one, the domain
             # was an exception no candidate of its could be beyond (a host of it was named)
             level = float(self.domain_levels(t, np.array([sn]), self.H)[0]) if t != SCALE_OUT else math.nan
-            out[t] = min(1.0, level) if math.isfinite(level) else out[t]
+            out[t] = min(1.0, level / self.ref[t]) if math.isfinite(level) else out[t]
         return out
 
     def domain_of(self, e: Entity) -> int:
@@ -334,7 +336,8 @@ class Level:
                 continue
             for t, ft in f.items():
                 level = self.peer_level(t, e.members, self.H) if len(e.members) else self.level[t]
-                if (ft if b.ref == DESIGN else ft / float(np.min(level))) < b.level or ft <= 0:
+                measured = ft * self.ref[t]  # in design units (explain.reference)
+                if (measured if b.ref == DESIGN else measured / float(np.min(level))) < b.level or ft <= 0:
                     return True
         return False
 
@@ -347,7 +350,7 @@ class Level:
                 continue
             if len(e.members) > 1 and self.card_tol is not None:
                 cards, med, n = self.card_residuals(t, e.members, H2)
-                off = (med > self.card_tol) & (n >= self.card_min)
+                off = (med / self.ref[t] > self.card_tol) & (n >= self.card_min)
                 if off.any():
                     k = int(np.argmax(np.where(off, med, -np.inf)))
                     return (f"{self.paths.cards[int(cards[k])]} measured {med[k] * f[t]:.2f} "
@@ -359,7 +362,7 @@ class Level:
                 i = at[which[0]]
                 more = f" and {len(which) - 1} more pairs" if len(which) > 1 else ""
                 return (f"{self.paths.link(int(x.a[i]), int(x.b[i]))} measured {x.ratio[i]:.2f} of design on "
-                        f"{t}{more}, not the {pred[which[0]]:.2f} it predicts")
+                        f"{t}{more}, not the {pred[which[0]] * self.ref[t]:.2f} it predicts")
         return None
 
     # ---- the search (sncheck.health.greedy: its steps and what bounds their cost)
@@ -462,7 +465,7 @@ class Level:
         out = []
         for c, (_, t, near) in sorted(best.items()):
             at = self.tiers[t].pairs_of(np.array([c]))
-            out.append(Culprit(self.paths.cards[c], "card", {t: near["ratio"] * self.level[t]}, {}, {t: at},
+            out.append(Culprit(self.paths.cards[c], "card", {t: near["ratio"] * self.level[t] / self.ref[t]}, {}, {t: at},
                                note="near", members=np.array([c]), peers={t: self.level[t]}, near={t: near}))
         return out
 
@@ -567,7 +570,7 @@ class Level:
                 if link in named:
                     continue
                 named.add(link)
-                out.append(Culprit(link, "link", {t: float(x.ratio[i])}, {}, {t: np.array([i])}, note="near",
+                out.append(Culprit(link, "link", {t: float(x.ratio[i]) / self.ref[t]}, {}, {t: np.array([i])}, note="near",
                                    peers={t: self.level[t]}, near={t: self._near_pair(margin[k], bar[k], design[k], sd)}))
         return out
 
@@ -582,6 +585,6 @@ class Level:
                 link = self.paths.link(int(x.a[i]), int(x.b[i]))
                 if link not in named:
                     named.add(link)
-                    r = 0.0 if x.failed[i] else float(x.ratio[i])
+                    r = 0.0 if x.failed[i] else float(x.ratio[i]) / self.ref[t]
                     out.append(Culprit(link, "link", {t: r}, {t: np.array([i])}, {t: np.array([i])}))
         return out

@@ -38,11 +38,12 @@ def wider(lv: "Level", best: tuple, tied: list[tuple[tuple, Entity]]) -> tuple:
         n_rest, n_own = int(np.sum(~np.isnan(rest))), len(lv.pairs(e, t))
         if not n_rest or not n_own:
             continue
-        noise = MEDIAN_SE * lv.pair_noise(t) * lv.level[t]
+        # in factor units (explain.reference): the rest's residuals over the tier's reference
+        noise, rest = MEDIAN_SE * lv.pair_noise(t) * lv.level[t] / lv.ref[t], rest / lv.ref[t]
         if median(rest) - f[t] <= NEAR_Z * noise * math.sqrt(1 / n_own + 1 / n_rest):  # as slow as it: not told apart
             return (s, r, lv.factors(r))
         fr = lv.factors(r)
-        if faint(lv, r, fr.get(t, math.nan), t) and median(rest) - fr[t] <= NEAR_Z * noise / math.sqrt(n_rest):
+        if faint(lv, r, fr.get(t, math.nan) * lv.ref[t], t) and median(rest) - fr[t] <= NEAR_Z * noise / math.sqrt(n_rest):
             return (s, r, fr)  # the rest, without it, is the faint domain the container is: the domain first
     return best
 
@@ -128,7 +129,7 @@ def untold(lv: "Level", e: Entity, f: dict[str, float]) -> list[int]:
     told: set[int] = set()
     others = [h for h in lv.H if h[0] is not e]
     for t, ft in f.items():
-        if ft / lv.level[t] >= bar:
+        if ft * lv.ref[t] / lv.level[t] >= bar:
             continue  # its effect does not show in this tier
         x = lv.tiers[t]
         at = lv.pairs(e, t)
@@ -157,26 +158,26 @@ def healthy_member(lv: "Level", e: Entity, f: dict[str, float]) -> str | None:
     for t, ft in f.items():
         if ft >= 1.0 or (lv.model.out_cap is not None and t == SCALE_OUT):
             continue
-        x, level = lv.tiers[t], lv.level[t]
+        x, level, ref = lv.tiers[t], lv.level[t], lv.ref[t]
         at = lv.pairs(e, t)
         in_a, in_b = e.holds(x.a[at], lv.n), e.holds(x.b[at], lv.n)
         clean = ~x.failed[at] & (lv.pred(t, at, others) >= 1.0)
         mine = (in_a != in_b) & clean
         cards, med, n = group_median(np.where(in_a, x.a[at], x.b[at])[mine], x.ratio[at][mine])
         se = MEDIAN_SE * lv.pair_noise(t) / np.sqrt(np.maximum(n, 1))
-        off = (n >= lv.card_min) & (med / level >= lv.card_bar) & ((med - ft) / level > NEAR_Z * se)
+        off = (n >= lv.card_min) & (med / level >= lv.card_bar) & ((med - ft * ref) / level > NEAR_Z * se)
         if off.any():
             k = int(np.argmax(np.where(off, med, -np.inf)))
             return (f"{lv.paths.cards[int(cards[k])]} measured {med[k]:.2f} of design on {int(n[k])} pairs ({t}) "
-                    f"with healthy partners, not the {ft:.2f} of the {e.kind}: not part of the {e.kind} finding")
+                    f"with healthy partners, not the {ft * ref:.2f} of the {e.kind}: not part of the {e.kind} finding")
         both = at[in_a & in_b & clean]
         r = x.ratio[both]
         with np.errstate(invalid="ignore"):
-            off = (r / level >= lv.card_bar) & (r * lv.card_bar > ft)
+            off = (r / level >= lv.card_bar) & (r * lv.card_bar > ft * ref)
         if off.any():
             i = int(both[int(np.argmax(np.where(off, r, -np.inf)))])
             return (f"{lv.paths.link(int(x.a[i]), int(x.b[i]))} measured {x.ratio[i]:.2f} of design ({t}), not the "
-                    f"{ft:.2f} of the {e.kind} its two ends are in: not part of the {e.kind} finding")
+                    f"{ft * ref:.2f} of the {e.kind} its two ends are in: not part of the {e.kind} finding")
     return None
 
 

@@ -70,7 +70,7 @@ def whole_domains(level: Level, left: dict[str, np.ndarray]) -> tuple[list[Culpr
         apart: list[np.ndarray] = []
         for s in np.flatnonzero(whole).tolist():
             mine = np.flatnonzero((sa == s) | (sb == s))
-            ratio = np.where(x.failed[mine], 0.0, x.ratio[mine])
+            ratio = np.where(x.failed[mine], 0.0, x.ratio[mine]) / level.ref[t]  # factor units (explain.reference)
             c = found.get(s)
             if c is None:
                 kind, name = ("host", p.hosts[int(p.host[p.members("supernode", s)[0]])]) \
@@ -105,24 +105,26 @@ def _named_apart(level: Level, t: str, low: np.ndarray, cards: dict[int, Culprit
     for c in named.tolist():
         at = low[(x.a[low] == c) | (x.b[low] == c)]
         card = cards.setdefault(c, Culprit(p.cards[c], "card", {}, members=np.array([c])))
-        card.factors[t] = float(np.median(np.where(x.failed[at], 0.0, x.ratio[at])))
+        card.factors[t] = float(np.median(np.where(x.failed[at], 0.0, x.ratio[at]))) / level.ref[t]
         card.explains[t], card.touches[t] = at, np.flatnonzero((x.a == c) | (x.b == c))
         card.peers[t] = level.level[t]
     return low[~(np.isin(x.a[low], named) | np.isin(x.b[low], named))]
 
 
 def at_design(c: Culprit) -> bool:
-    """Whether a whole domain reads at its reference (within OUTLIER_GAP of it on every tier):
+    """Whether a whole domain reads at its reference (within OUTLIER_GAP of it on every tier; its
+    factors are over the reference, explain.reference: design, or the tier's level above it):
     then a bar above 1 is the rule's fault, not the domain's; a domain well below it (0.5 of
     design under a bar of 1.5) is judged as hardware still (the review of stop 47)."""
     return all(f >= 1.0 - OUTLIER_GAP for f in c.factors.values())
 
 
-def whole_message(c: Culprit, rule: Rule, ev: dict, n: int, bar: float) -> str:
+def whole_message(c: Culprit, rule: Rule, ev: dict, n: int, bar: float, scale: float) -> str:
     """The domain's finding: the tier it is beyond on every pair, its median there, and a bar
-    above what the design gives (``bar``: the rule's, in ratio units, below is worse)."""
+    above what the design gives (``bar``: the rule's, in ratio units, below is worse; ``scale``:
+    the judged tier's factor of 1 in the rule's units, its reference over design or its level)."""
     tier = ev.get("tier")
-    f = c.factors.get(tier) if tier else c.factor
+    f = (c.factors.get(tier, c.factor) if tier else c.factor) * scale
     ref = "of design" if rule.op == "ratio_to_design" else "of its tier's level"
     what = (f"{c.kind} {c.entity}: {rule.summary} on every one of its {n} pair tests ({tier}), their median "
             f"{f:.2f} {ref}")

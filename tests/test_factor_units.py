@@ -1,0 +1,102 @@
+"""A culprit's factor is its slowdown against what its healthy peers measure (explain.reference),
+and a slow group no culprit explains is first what its slow host groups share with it, never at
+once its supernode (reviews19 #8, #9).
+
+A stress narrowing's healthy pairs read 1.59 of design: one card at 0.5 read a factor of 0.47
+(design units) while its pairs were judged against the 1.59 level, 0.63 of their peers under
+it, so it explained nothing and its three links were named "between two otherwise healthy
+cards", with a warning on its whole supernode. Hand-built pair frames (milliseconds) and two
+mock runs of the shipped nightly-stress (seconds)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main as cli
+from sncheck.health.culprits import explain_cells
+from sncheck.health.explain import reference
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import load_rules
+from sncheck.run.inputs import load_inventory
+from sncheck.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+INVENTORIES = ROOT / "fixtures/inventories"
+REPRO = ROOT / "tests/data/factor-units"
+PAIR_SLOW = [r for r in load_rules("default").rules if r.name == "collective-pair-slow"]
+
+
+def _topo(name: str) -> Topology:
+    return Topology(load_inventory(INVENTORIES / f"{name}.yaml"))
+
+
+@pytest.fixture(scope="module")
+def demo() -> Topology:
+    return _topo("demo-2sn")
+
+
+@pytest.fixture(scope="module")
+def hgx() -> Topology:
+    return _topo("hgx-2su")
+
+
+def _narrowing(topo: Topology, host: str, card: str, slow: float, level: float, seed: int = 1) -> pd.DataFrame:
+    """A host's intra-host pairs as the stress narrowing measures them (pair_busbw over the tier's
+    design): healthy pairs at ``level`` x design, the card's at ``slow`` of that, 2% noise."""
+    cards = topo.cards_of_host(host)
+    pairs = [(x, y) for i, x in enumerate(cards) for y in cards[i + 1:]]
+    cells = pd.DataFrame({"src": [a for a, _ in pairs], "dst": [b for _, b in pairs]})
+    cells["tier"] = topo.tiers(cells["src"], cells["dst"])
+    f = np.array([slow if card in (a, b) else 1.0 for a, b in pairs])
+    cells["value"] = level * f * (1 + 0.02 * np.random.default_rng(seed).standard_normal(len(pairs)))
+    cells["design"] = 1.0
+    cells["failed"] = False
+    return cells
+
+
+def _named(cells: pd.DataFrame, topo: Topology, suspect: str) -> dict[str, float]:
+    ctx = DetectContext(topo, dict(topo.inventory.design), narrowed=frozenset({suspect}))
+    return {f.entity: f.evidence["factor"] for f in explain_cells(cells, PAIR_SLOW, ctx)}
+
+
+@pytest.mark.parametrize("level", [1.59, 3.0])
+@pytest.mark.parametrize("slow", [0.3, 0.5, 0.6, 0.7])
+def test_a_slow_card_is_the_card_whatever_its_tiers_level_over_design(demo, level, slow):
+    """Its factor is over its peers' level: the card alone, at its own slowdown (before: its links)."""
+    got = _named(_narrowing(demo, "node007", "node007/gpu1", slow, level), demo, "node007/gpu1")
+    assert list(got) == ["node007/gpu1"], got
+    assert got["node007/gpu1"] == pytest.approx(slow, abs=0.03)
+
+
+def test_a_slow_card_on_an_eight_card_host_stays_the_card(hgx):
+    got = _named(_narrowing(hgx, "hgx03", "hgx03/gpu5", 0.5, 1.59), hgx, "hgx03/gpu5")
+    assert list(got) == ["hgx03/gpu5"] and got["hgx03/gpu5"] == pytest.approx(0.5, abs=0.03), got
+
+
+def test_a_level_at_or_below_design_keeps_design_as_the_reference(demo):
+    """Below design the level may be a culprit's own: design stays a factor's 1, as it was."""
+    assert [reference(x) for x in (0.7, 1.0, 1.59, float("nan"), 0.0)] == [1.0, 1.0, 1.59, 1.0, 1.0]
+    got = _named(_narrowing(demo, "node007", "node007/gpu1", 0.5, 1.0), demo, "node007/gpu1")
+    assert list(got) == ["node007/gpu1"] and got["node007/gpu1"] == pytest.approx(0.5, abs=0.03), got
+
+
+def _run(tmp_path: Path, faults: str, seed: int) -> tuple[int, dict]:
+    out = tmp_path / "out"
+    r = CliRunner().invoke(cli, ["run", "nightly-stress", "-i", str(INVENTORIES / "demo-2sn.yaml"), "--backend", "mock",
+                                 "--faults", str(REPRO / faults), "--seed", str(seed), "--out", str(out), "-q",
+                                 "--force"])
+    return r.exit_code, json.loads((out / "results.json").read_text())
+
+
+def test_one_slow_card_on_a_four_card_host_under_the_nightly_is_named(tmp_path):
+    """reviews19 #8: the card, no link through it, no supernode (before: three links and sn0 isolated)."""
+    code, r = _run(tmp_path, "slow-card-node007.yaml", 1)
+    assert code == 1
+    assert [(f["entity"], f["severity"]) for f in r["findings"]] == [("node007/gpu1", "critical")], r["findings"]
+    assert {s["entity"] for s in r["isolation"]} == {"node007/gpu1"}
