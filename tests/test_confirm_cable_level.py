@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sncheck.health.metrics import DetectContext
 from sncheck.model import Finding, Severity
 from sncheck.run.inputs import load_inventory
 from sncheck.run.retestbar import failed_own
@@ -68,3 +69,32 @@ def test_a_failed_pair_through_the_suspect_is_never_inside_the_bar():
                          for s in ("ok", "timeout", "error")])
     assert failed_own(coll, f, set(), topo) == "2 of its 3 pair tests in the retest failed (error, timeout): " \
         "never inside the bar"
+
+
+def test_a_failed_pair_through_another_known_dead_culprit_is_not_charged_to_the_suspect():
+    # r11-39: spine core-a, suspect for a transient NIC's slow cross group, stayed quarantined on the 128
+    # pairs of its retest that timed out through leaf suc-r7, dead and isolated before it
+    topo = Topology(load_inventory(str(DATA / "scenarios-r10/inv-tor.yaml")))
+    spine = Finding("spine:x2", "switch", "stress", "collective-group-slow", Severity.WARNING, "m", {})
+    fab = topo.fabric
+    cards = sorted(topo.by_id)
+    pos = np.array([fab.card_position(c) for c in cards])
+    a, b = (m.ravel() for m in np.meshgrid(np.arange(len(cards)), np.arange(len(cards))))
+    on = fab.through("spine:x2", pos[a], pos[b])
+    dead = fab.through("leaf:tor-d", pos[a], pos[b])
+    x, y = a[on & dead][0], b[on & dead][0]  # through the spine and the dead leaf
+    u, v = a[on & ~dead][0], b[on & ~dead][0]  # through the spine only
+    rows = pd.DataFrame([{"kind": "p2p", "src": cards[x], "dst": cards[y], "status": "timeout"},
+                         {"kind": "p2p", "src": cards[u], "dst": cards[v], "status": "ok"}])
+    dctx = DetectContext(topo, {}, known=frozenset({("leaf:tor-d", "switch"), ("spine:x2", "switch")}),
+                         subject="spine:x2")
+    assert failed_own(rows, spine, set(), topo) == "1 of its 2 pair tests in the retest failed (timeout): " \
+        "never inside the bar"  # not told who else is known: charged
+    assert failed_own(rows, spine, set(), topo, dctx) is None  # the leaf's symptom, not the spine's
+    rows.loc[1, "status"] = "timeout"  # one of its own beside the leaf fails: charged, counted without the leaf's
+    assert failed_own(rows, spine, set(), topo, dctx) == "1 of its 1 pair tests in the retest failed (timeout): " \
+        "never inside the bar"
+    # every pair of its own crosses the dead leaf: the retest cannot judge it (neither against it nor for it)
+    alone = rows.iloc[:1]
+    assert failed_own(alone, spine, set(), topo, dctx) == "every one of its 1 pair tests in the retest crosses a " \
+        "known culprit, 1 failed there: not judged"

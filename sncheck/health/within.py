@@ -18,15 +18,25 @@ link's pair there (release18 LEFT: a card at 0.7 hid the 0.3x link to its mate o
 it is its finding's (``DetectContext.factors``: ``evidence.factor``). A culprit
 with no measured factor (a dead link, a host down, a retest's suspect judged afresh) explains its pairs
 whole, as before; a pair that failed outright too (a slow culprit moves bytes: a failure is no factor's).
+
+A link between two cards measured by its pair tests reads the mean of its two directions (``p2p_bandwidth``:
+half the noise of either), but a collective's edge carries both ways and runs at its slower direction (README
+"Mock backend cost model"; a ring or a tree sends over both): a link slow one way (0.3 out, 1.0 back, read 0.65)
+explains a group through it down to 0.3. Its factor for what it explains (:func:`measured_factors`) is its slow
+direction's (:func:`one_way`, evidence ``one_way_factor``): r13-42's cross group at 0.31 read beyond the link's
+0.65, and the leaf above it was named and isolated.
 """
 
 from __future__ import annotations
+
+from collections.abc import Set
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sncheck.health.metrics import DetectContext, cards_held
-from sncheck.model import link_id, on_fabric
+from sncheck.model import link_id, on_fabric, split_link
 from sncheck.topology import SCALE_OUT
 
 WITHIN = "pair_busbw"  # the derived pair metric judged within its culprits' factors (a bandwidth over its tier's level)
@@ -83,6 +93,12 @@ def within_culprits(cells: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return kept[~drop] if drop.any() else kept
 
 
+def _median(column: pd.Series) -> float:
+    x = column.to_numpy(float, na_value=np.nan)
+    x = x[np.isfinite(x)]
+    return float(np.median(x)) if len(x) else np.nan
+
+
 def _through(entity: str, kind: str, a: np.ndarray, b: np.ndarray, ctx: DetectContext) -> np.ndarray:
     """Which pairs (ends ``a``, ``b``) one culprit is on: a switch's or cable's by the fabric's routes, a
     link's its own pair, a card's, NIC's, host's or supernode's those with an end among its cards."""
@@ -95,10 +111,38 @@ def _through(entity: str, kind: str, a: np.ndarray, b: np.ndarray, ctx: DetectCo
 
 
 def measured_factors(findings) -> dict[str, float]:
-    """Each culprit finding's measured factor (its ``evidence.factor``, between 0 and 1), by entity: what it
-    explains of the pairs and groups through it (:func:`within_culprits`, ``groups.beyond_culprits``)."""
-    return {f.entity: float(x) for f in findings if isinstance(x := f.evidence.get("factor"), (int, float))
-            and 0 < x < 1}
+    """Each culprit finding's measured factor (its ``evidence.factor``, between 0 and 1; a link slow one way: its
+    slow direction's, ``one_way_factor``), by entity: what it explains of the pairs and groups through it
+    (:func:`within_culprits`, ``groups.beyond_culprits``)."""
+    return {f.entity: float(x) for f in findings
+            if isinstance(x := f.evidence.get(ONE_WAY, f.evidence.get("factor")), (int, float)) and 0 < x < 1}
+
+
+ONE_WAY = "one_way_factor"
+APART = 0.9  # a pair's slow direction under this share of its fast one: the two differ beyond the noise (2% each)
+DIRECTIONS = ["src", "dst", "bw_GBps", "bw_rev_GBps"]
+
+
+def one_way(findings: list, rules: Set[str], frames: Any) -> None:
+    """Give each card link finding of a pair bandwidth rule (``rules``: their names) whose pair's two directions
+    differ beyond the noise its slow direction's factor for collectives (evidence ``one_way_factor``): its
+    factor (the two directions' mean over the level) times its pair's slow direction over that mean, each
+    direction the median of the pair's rows in ``frames`` (a layer's rows: ``RowFrames`` or ``PartFrames``)."""
+    for f in findings:
+        factor = f.evidence.get("factor")
+        if f.entity_kind != "link" or f.rule not in rules or on_fabric(f.entity, f.entity_kind) \
+                or not isinstance(factor, (int, float)) or not 0 < factor < 1:
+            continue
+        a, b = split_link(f.entity)
+        ways = [np.nan, np.nan]  # a to b, b to a
+        for i, (src, dst) in enumerate(((a, b), (b, a))):
+            p = frames.where(src=src, dst=dst).kind("p2p", DIRECTIONS)
+            if not p.empty and {"bw_GBps", "bw_rev_GBps"} <= set(p):
+                ways[i], ways[1 - i] = _median(p["bw_GBps"]), _median(p["bw_rev_GBps"])
+                break
+        lo, hi = min(ways), max(ways)
+        if np.isfinite(lo) and np.isfinite(hi) and hi > 0 and lo < APART * hi:
+            f.evidence[ONE_WAY] = round(float(factor) * 2 * lo / (lo + hi), 4)
 
 
 def rests_on(f, named: list, ctx: DetectContext) -> list[str]:

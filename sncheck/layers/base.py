@@ -13,6 +13,7 @@ from sncheck.health import invariants
 from sncheck.health.kernel import judged_sources
 from sncheck.health.metrics import METRICS, DetectContext, kind_rows
 from sncheck.health.rules import RuleSet, evaluate
+from sncheck.health.within import one_way
 from sncheck.config.inventory import TierDesign
 from sncheck.rows import RowSink, as_sink
 from sncheck.topology import Topology
@@ -114,6 +115,7 @@ class LayerContext:
         if layer in VERDICT_ROWS and not kind_rows(mine, VERDICT_ROWS[layer], ["layer"]).empty:
             core = [r for r in core if VERDICT_ROWS[layer] in METRICS[r.metric].reads]
         found = evaluate(rules, mine, ctx)
+        one_way(found, {r.name for r in rules if r.metric == "p2p_bandwidth"}, mine)  # a link's factor for collectives
         found += invariants.wrong_not_localised(layer, mine, ctx.topo, found,
                                                 {r.name for r in rules if r.metric == invariants.WRONG_METRIC})
         return list(self.own_findings) + found + invariants.layer_findings(

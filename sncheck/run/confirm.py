@@ -511,7 +511,7 @@ class Window:
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
-        if failed := failed_own(rows, self.f, self.scope, self.ctx.topo):  # a failed pair of its own: never inside
+        if failed := failed_own(rows, self.f, self.scope, self.ctx.topo, dctx):  # a failed pair of its own: never inside
             per = [{**p, "outcome": None, "note": failed} if p["outcome"] is False else p for p in per]  # (any bar)
         per = explained(per, ends) if ends and not hits else per  # a link's pair its end explains
         busy_now = _busy_reason(load, [])

@@ -287,20 +287,32 @@ def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology) -> str | None:
+def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology,
+               dctx: DetectContext | None = None) -> str | None:
     """The suspect's own pairs (:func:`pairs_of`) its retest measured and that failed (a
     timeout, an error), said; None when none did. A failed pair through the suspect is never
     "inside the bar", whatever the retest's localization named for it (review17 #4: a dead
-    uplink's 150 timed-out pairs, named at its leaf, read as a healthy cable and released)."""
+    uplink's 150 timed-out pairs, named at its leaf, read as a healthy cable and released).
+    A pair whose path crosses another known link or switch culprit (``dctx.explained_pairs``)
+    is that culprit's symptom, evidence neither against the suspect nor for it: r11-39's spine,
+    suspect for a transient NIC's slow cross group, stayed quarantined on 128 pairs that timed
+    out through the dead leaf isolated before it. When such failed pairs are all it had, the
+    retest cannot judge it."""
     p = _pairs(rows)
     if p.empty:
         return None
     own = pairs_of(p, f.entity, f.entity_kind, scope, topo)
-    bad = own & (p["status"] != "ok").to_numpy()
+    failed = (p["status"] != "ok").to_numpy()
+    through = dctx.explained_pairs(p["src"], p["dst"]) if dctx is not None else np.zeros(len(p), bool)
+    bad = own & failed & ~through
     if not bad.any():
+        if (own & failed).any() and not (own & ~through).any():
+            return f"every one of its {int(own.sum())} pair tests in the retest crosses a known culprit, " \
+                   f"{int((own & failed).sum())} failed there: not judged"
         return None
     how = ", ".join(sorted(set(p["status"][bad].astype(str))))
-    return f"{int(bad.sum())} of its {int(own.sum())} pair tests in the retest failed ({how}): never inside the bar"
+    return f"{int(bad.sum())} of its {int((own & ~through).sum())} pair tests in the retest failed ({how}): " \
+        "never inside the bar"
 
 
 def holders(f: Finding) -> set[str]:
