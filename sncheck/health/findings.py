@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Callable
 
 import numpy as np
 
 from sncheck.model import LINK_SEP, About, Finding, card_of, host_of, hosts_of
+from sncheck.vendors import registry
 
 
 def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
@@ -22,8 +24,11 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
       of a culprit on it (a card, a link, the host) or of the supernode culprit holding it
       (``supernode_of_host``): its symptom, re-measured by that culprit's retest;
     * the card and link symptoms of an unreachable host are the host's finding;
-    * a pair a host tool measured (a rail pair's perftest) is the symptom of a culprit at
-      its end at least as severe (its port down), never of a weaker one;
+    * a pair a host tool measured (a rail pair's perftest, a copy bench's card pair) is the
+      symptom of a culprit at its end at least as severe (its port down), never of a weaker
+      one; a fact a tool states of a link (rocm-smi: this XGMI pair runs over PCIe) is the
+      link's own finding beside its ends' (r13-46: the link over PCIe folded into the slow
+      card at its end, and a repair list missed it);
     * a finding about a check (a missing tool, no golden reference) absorbs nothing and is
       absorbed by nothing: a card fault on a host without dcgmi is still the card.
     """
@@ -67,7 +72,7 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
                                   "related": g.evidence.get("related", []) + [own]}
                 fold(g, f, named=True)
             continue
-        if f.entity_kind == "link" and "fact" in f.evidence:
+        if f.entity_kind == "link" and f.evidence.get("fact") in measured_pair_facts():
             # A pair a host tool measured (a rail pair's ib_write_bw) with a culprit at its
             # end at least as severe (the port down that stops it): that culprit's symptom.
             owner = next((g for g in hardware if g is not f and g.entity_kind in ("card", "nic", "host")
@@ -90,6 +95,14 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
+
+
+@cache
+def measured_pair_facts() -> frozenset[str]:
+    """The host facts that measure a card pair (a scale-out pair test's, a copy bench's card-to-card):
+    a culprit at the pair's end explains them; any other fact on a link is a state the tool reports of it."""
+    return frozenset({t.fact for t in registry.pair_tools().values()}
+                     | {b.card_fact for b in registry.copy_benches().values()})
 
 
 def _told_apart(hardware: list[Finding]) -> dict[int, list[Finding]]:
