@@ -37,6 +37,14 @@ def peers_for(suspects: list[str], topo: Topology, avoid: set[str], tier: str = 
         # and two on the same rails at home, so the controls have scale-out pairs of their own
         home = [c.id for c in topo.cards if good(c.id) and host_of(c.id) not in hosts
                 and (c.supernode, rail_of(c.id)) in ends]
+        if not far and not home:
+            # every card on its rails is a suspect's (a rail's one leaf holds them all): controls on other rails,
+            # whose pairs with each other set the tier's level (r6-19: the rail-1 leaf's retest measured only
+            # its own pairs, had no level to judge them by and left it quarantined)
+            rails = {rail for _, rail in ends}
+            far = _interleave([c.id for c in topo.cards if good(c.id) and rail_of(c.id) not in rails],
+                              lambda c: (fabric.leaf_of(c), topo.by_id[c].supernode))
+            return _spread_over(far, lambda c: (topo.by_id[c].supernode, host_of(c)), n)
         return _spread_over(far, lambda c: (topo.by_id[c].supernode, host_of(c)), n - 2) + \
             _spread_over(home, host_of, 2)
     if tier == "intra_host":
