@@ -25,7 +25,9 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.health.findings import merge_findings
+from sncheck.health.within import measured_factors, one_way
 from sncheck.model import Finding
+from sncheck.store.frames import frames_of
 from tests.test_scenarios_r10 import TOR, _ends  # TOR: four 2-host supernodes of 2 cards, a top-of-rack leaf each
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -82,3 +84,22 @@ def test_a_rail_leaf_holding_every_card_of_its_rail_is_retested_against_controls
     assert [(f["entity"], f["severity"]) for f in res["findings"]] == [("leaf:su0-rail1", "critical")]
     assert _ends(res) == {"leaf:su0-rail1": "isolate"}
     assert res["findings"][0]["evidence"]["retest"].startswith("collectives: reproduced")
+
+
+def test_a_links_one_way_factor_reads_both_orientations_of_its_rows_and_only_a_clear_difference():
+    link = "h1/gpu0<->h2/gpu0"
+
+    def found() -> Finding:
+        return Finding(link, "link", "connectivity", "p2p-bandwidth-below-design", "critical", "m", {"factor": 0.65})
+
+    def p2p(src: str, dst: str, fwd: float, rev: float) -> dict:
+        return {"kind": "p2p", "layer": "connectivity", "src": src, "dst": dst, "bw_GBps": fwd, "bw_rev_GBps": rev}
+
+    # measured from each end once: h1 to h2 at 15 (0.3 of 50) in both rows, h2 to h1 at 50
+    rows = frames_of([p2p("h1/gpu0", "h2/gpu0", 15.0, 50.0), p2p("h2/gpu0", "h1/gpu0", 50.0, 15.0)])
+    one_way([f := found()], {"p2p-bandwidth-below-design"}, rows)
+    assert f.evidence["one_way_factor"] == 0.3  # 0.65 x 15 / 32.5
+    assert measured_factors([f]) == {link: 0.3}
+    even = frames_of([p2p("h1/gpu0", "h2/gpu0", 32.0, 33.0)])  # the two directions alike: the mean stands
+    one_way([g := found()], {"p2p-bandwidth-below-design"}, even)
+    assert "one_way_factor" not in g.evidence and measured_factors([g]) == {link: 0.65}

@@ -134,13 +134,13 @@ def one_way(findings: list, rules: Set[str], frames: Any) -> None:
                 or not isinstance(factor, (int, float)) or not 0 < factor < 1:
             continue
         a, b = split_link(f.entity)
-        ways = [np.nan, np.nan]  # a to b, b to a
+        ways: list[list[pd.Series]] = [[], []]  # a to b, b to a (a row measured b to a: its reverse is a to b)
         for i, (src, dst) in enumerate(((a, b), (b, a))):
             p = frames.where(src=src, dst=dst).kind("p2p", DIRECTIONS)
             if not p.empty and {"bw_GBps", "bw_rev_GBps"} <= set(p):
-                ways[i], ways[1 - i] = _median(p["bw_GBps"]), _median(p["bw_rev_GBps"])
-                break
-        lo, hi = min(ways), max(ways)
+                ways[i].append(p["bw_GBps"])
+                ways[1 - i].append(p["bw_rev_GBps"])
+        lo, hi = sorted(_median(pd.concat(w)) if w else np.nan for w in ways)
         if np.isfinite(lo) and np.isfinite(hi) and hi > 0 and lo < APART * hi:
             f.evidence[ONE_WAY] = round(float(factor) * 2 * lo / (lo + hi), 4)
 
