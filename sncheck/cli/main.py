@@ -174,7 +174,7 @@ def run_options(fn):
                      help="Stress soak: repeat the sweep for this many seconds (finite, above 0, at most 7 days)."),
         click.option("--format", "formats", default="html", show_default=True,
                      help="Comma-separated extra outputs: html, junit, prometheus."),
-        click.option("--templates", "template_dirs", multiple=True, type=directory(),
+        click.option("--templates", "template_dirs", multiple=True, type=directory(), callback=_templates_checked,
                      help="Directory of Jinja templates that override the built-in report templates."),
         click.option("--rules", "rules_ref", type=input_ref("yaml"),
                      help="Detection rules: a YAML file or a shipped name (default: 'default', or "
@@ -217,6 +217,19 @@ def _execute(*args, **kwargs) -> None:
         _execute_run(*args, **kwargs)
     finally:
         restore_signal_handlers(previous)
+
+
+def _templates_checked(ctx: click.Context, param: click.Parameter, dirs: tuple[str, ...]) -> tuple[str, ...]:  # noqa: ARG001 -- click's callback signature
+    """A user's templates are compiled and their includes followed before anything runs
+    (sncheck.report.usertemplates): a broken one is refused at its line, not after the run."""
+    if dirs:
+        from sncheck.report.html import make_environment  # noqa: PLC0415 -- jinja2: loaded at start only when templates are given
+
+        try:
+            make_environment(dirs)
+        except ConfigError as e:
+            raise click.BadParameter(str(e)) from e
+    return dirs
 
 
 def _execute_run(playbook: Playbook, inventory_path, cards, formats, template_dirs, rules_ref, baseline_ref,

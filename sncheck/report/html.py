@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ from sncheck.report.connectivity import TIERS, connectivity_view
 from sncheck.report.curves import collective_charts, golden_view
 from sncheck.report.firstscreen import first_screen
 from sncheck.report.svg import human_bytes
+from sncheck.report.usertemplates import check_templates, rendered, sandboxed
 from sncheck.report.tables import column, number, of_kind, records, status_ok
 from sncheck.store.frames import fact_rows
 from sncheck.model import About, Finding, RunRecord, Severity, Verdict
@@ -57,7 +58,7 @@ def render_html(record: RunRecord, rows: pd.DataFrame | None,
                 template_dirs: Sequence[str | os.PathLike] | None = None) -> str:
     """Render the report page for one run."""
     env = make_environment(template_dirs)
-    return env.get_template("report.html").render(**build_context(record, rows))
+    return rendered(lambda: env.get_template("report.html").render(**build_context(record, rows)), template_dirs or ())
 
 
 STYLESHEET = "report.css"   # beside the page; a user's template directory may override it
@@ -67,22 +68,27 @@ def write_html(path: str | os.PathLike, record: RunRecord, rows: pd.DataFrame | 
                template_dirs: Sequence[str | os.PathLike] | None = None) -> None:
     """``path`` and the stylesheet it links, ``report.css`` in the same directory."""
     env = make_environment(template_dirs)
-    write_atomic(path, env.get_template("report.html").render(**build_context(record, rows)))
+    write_atomic(path, rendered(lambda: env.get_template("report.html").render(**build_context(record, rows)),
+                                template_dirs or ()))
     assert env.loader is not None  # make_environment always gives the environment its loaders
     css, _, _ = env.loader.get_source(env, STYLESHEET)
     write_atomic(Path(path).with_name(STYLESHEET), css)
 
 
 def make_environment(template_dirs: Sequence[str | os.PathLike] | None = None) -> Environment:
+    """The report's environment (sandboxed); a user's templates are checked first
+    (:func:`sncheck.report.usertemplates.check_templates`)."""
     loaders: list[BaseLoader] = []
     for d in template_dirs or ():
         if not Path(d).is_dir():
             raise ConfigError(f"template directory {str(d)!r} does not exist")
         loaders.append(_user_loader(Path(d)))
     loaders.append(_builtin_loader())
-    env = Environment(loader=ChoiceLoader(loaders), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = sandboxed(ChoiceLoader(loaders), autoescape=True,
+                    undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = fmt_value
+    if template_dirs:
+        check_templates(env, template_dirs)
     return env
 
 
@@ -102,11 +108,11 @@ def _user_loader(root: Path) -> FunctionLoader:
     """A user's template directory, read through the one reader (a FIFO or a device named
     like a template is refused, never opened blocking; a template is at most 4 MiB)."""
 
-    def load(name: str) -> str | None:
+    def load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
         node = root.joinpath(*split_template_path(name))
         if not os.path.lexists(node):
-            return None
-        return decode_text(read_input(node, "template"), str(node), "template")
+            return None  # (its file name: a render's error is said at the user template's line)
+        return decode_text(read_input(node, "template"), str(node), "template"), str(node), lambda: True
 
     return FunctionLoader(load)
 
