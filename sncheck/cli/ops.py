@@ -222,11 +222,11 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
         mine = {r["entity"].split("/", 1)[0] for r in rows}
         for node, (node_state, why) in sorted(slurm_states.items(), key=lambda kv: natural_key(kv[0])):
             if node not in mine and why is not None:
-                click.echo(f"slurm: {node} {describe((node_state, why))}")
-    if runs:
+                click.echo(shown(f"slurm: {node} {describe((node_state, why))}"))  # Slurm's reason: anyone's text
+    if runs:  # the store's rows as written (an edited row forged a line here; hostile round 25, H25-05)
         last = runs[0]
-        click.echo(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "
-                   f"{last['verdict']}, {last['finished'] or last['started']})")
+        click.echo(shown(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "
+                         f"{last['verdict']}, {last['finished'] or last['started']})"))
 
 
 @contextmanager
