@@ -503,12 +503,20 @@ def parse_topo(text: str) -> dict[str, Any]:
 _TOPO_NAME = re.compile(r"^NPU\d+$")
 
 
+# The help's type list: 'type:' first on its line (under '-t type'), never 'CA type:' of another
+# tool's listing (ibstat's words were read as npu-smi types; hostile round 25, H25-07); its types
+# are npu-smi's words (board, i2c_check, first-power-on-date).
+_TYPE_LIST = re.compile(r"^[ \t]*type:[ \t]*(.*?)(?:\n[ \t]*\n|^[ \t]*Options:|\Z)", re.S | re.M)
+_TYPE_WORD = re.compile(r"^[a-z][a-z0-9_-]*$", re.ASCII)
+
+
 def parse_help(text: str) -> dict[str, Any]:
-    m = re.search(r"type:\s*(.*?)(?:\n\s*\n|Options:)", text, re.S)
+    m = _TYPE_LIST.search(text)
     if not m:
         raise ParseError("no 'type:' list", tool="npu-smi-help")
     types = [t.strip(" .") for t in re.split(r"[,\s]+", m.group(1)) if t.strip(" .")]
-    return {"tool": "npu-smi-help", "types": types, "errors": []}
+    errors = [f"{t!r} is no npu-smi type (a lowercase word)" for t in types if not _TYPE_WORD.match(t)]
+    return {"tool": "npu-smi-help", "types": types, "errors": errors}
 
 
 # npu-smi info -m: its header, then a chip a row of four cells (npu, chip, logic id or '-' on an
