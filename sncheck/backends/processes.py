@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -265,17 +266,34 @@ def loopback_ifname() -> str | None:
 # --------------------------------------------------------------------------- tail
 
 class RowTail:
-    """New complete lines of a file that another process appends to (:class:`JsonLines`)."""
+    """New complete lines of a file that another process appends to (:class:`JsonLines`).
+
+    The file may be on a directory others write (the Slurm backend's shared directory, where
+    every node's tasks write): each look opens what is there without blocking and without
+    following a link, refuses anything but a regular file (a FIFO planted before rank 0 made the
+    file blocked the look for ever; a link to /dev/zero read without end, one to another file
+    read its lines as rows; hostile round 25, H25-08), and reads at most :data:`LOOK_BYTES` (the
+    rest on the next look)."""
+
+    LOOK_BYTES = 64 << 20
 
     def __init__(self, path: Path) -> None:
         self.path, self.offset, self.split = path, 0, JsonLines()
 
     def lines(self) -> list[dict | str]:
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
+            fd = os.open(self.path, flags)
         except FileNotFoundError:
             return []
+        except OSError as e:  # ELOOP: a symbolic link where the rows file must be
+            raise HarnessError(f"{self.path}: the rows file cannot be read as one: {e.strerror or e} "
+                               "(a link or other non-file planted where the job writes its rows)") from e
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise HarnessError(f"{self.path}: the rows file is no regular file (a FIFO, device or socket "
+                                   "planted where the job writes its rows)")
+            f.seek(self.offset)
+            data = f.read(self.LOOK_BYTES)
         self.offset += len(data)
         return self.split.feed(data)

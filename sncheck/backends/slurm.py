@@ -72,6 +72,7 @@ from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import KEPT_OF_CUT, Backend, Emit, Progress
 from sncheck.transport.connection import MAX_OUTPUT_BYTES
 from sncheck.backends.slurmsteps import Ended, Step, StepRunner
+from sncheck.backends.processes import RowTail
 from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
 from sncheck.launch import commands as launch
 from sncheck.model import rail_of
@@ -182,11 +183,12 @@ class SlurmBackend(Backend):
             by_node: dict[str, list[dict]] = {}
             tasks: dict[str, set[str]] = {}  # node -> the tasks' files that answered as it
             for path in work.glob("facts-*.jsonl"):
-                for ln in path.read_text(errors="replace").splitlines():
-                    try:
-                        o = json.loads(ln)
-                    except ValueError:
-                        continue  # a stray line (a tool writing to the terminal) is not an outcome
+                try:  # read as a rows file is: a FIFO or link planted on the shared directory answers nothing
+                    tail = RowTail(path)
+                    read = tail.lines() + tail.split.feed(b"\n")  # (a last line without its newline too)
+                except HarnessError:
+                    continue
+                for o in read:  # a stray line (a tool writing to the terminal) is no outcome
                     if isinstance(o, dict) and "argv" in o:
                         by_node.setdefault(str(o.get("node")), []).append(o)
                         tasks.setdefault(str(o.get("node")), set()).add(path.name)
