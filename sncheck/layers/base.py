@@ -93,15 +93,19 @@ class LayerContext:
         return as_sink(self.emit).tagged(**constants)
 
     def detect_host_reads(self) -> list:
-        """Judge the kernel log and fabric counter reads of a run whose layers read no host
-        facts (``Backend.host_reads``): the rules of their metrics only, over those rows."""
+        """Judge the host reads of a run whose layers read no host facts (``Backend.host_reads``,
+        or ``host_facts`` for a playbook that reads card health first): the rules of their
+        metrics over those rows, and every read that did not happen (a tool missing, a host not
+        reached: a finding, as in a connectivity layer; the nightly passed a host whose facts were
+        never read, hostile round 25, H25-09)."""
         mine = self.frames("connectivity")
         ctx = self.detect_context()
         rules = [r for r in (self.rules.judging("connectivity") if self.rules else []) if r.metric in HOST_READ_METRICS]
         unjudged = [] if self.rules is None else invariants.kernel_not_judged(
             "connectivity", mine, ctx, judged_sources(rules), self.gate) + invariants.fact_not_judged(
             "connectivity", mine, ctx, [r for r in rules if r.metric in invariants.FACT_METRICS], self.gate)
-        return evaluate(rules, mine, ctx) + unjudged
+        unread = invariants.status_findings(mine, ctx, self.rules.allowed_skips if self.rules is not None else ())
+        return evaluate(rules, mine, ctx) + unjudged + unread
 
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's
