@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -34,59 +33,68 @@ def sandboxed(loader: BaseLoader, **options: Any) -> Environment:
 
 
 def check_templates(env: Environment, template_dirs: Sequence[str | os.PathLike]) -> None:
-    """Refuse (ConfigError at the template's file and line) a user's template that does not
-    compile, that includes or extends a name no directory holds, or that is part of a chain of
-    includes reaching itself from the page."""
-    names = {p.relative_to(d).as_posix(): p for d in reversed(list(template_dirs))
-             for p in sorted(Path(d).rglob("*.html"))}
+    """Refuse (ConfigError at the template's file and line) what the page renders from a user's
+    directory that does not compile, includes or extends a name no directory holds, or is part
+    of a chain of includes reaching itself. Only what the page reaches is read (never a walk of
+    the directory: ``--templates /`` is the page's few names)."""
+    roots = _roots(template_dirs)
     refs: dict[str, list[str]] = {}
+    files: dict[str, str] = {}
 
     def refs_of(name: str) -> list[str]:
         if name not in refs:
             source, filename, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+            files[name] = str(filename or name)
             try:
                 tree = env.parse(source, name, filename)
             except TemplateSyntaxError as e:
-                raise ConfigError(f"template does not compile: {e.message}", f"{filename}:{e.lineno}") from e
+                raise ConfigError(f"template does not compile: {e.message}", f"{files[name]}:{e.lineno}") from e
             refs[name] = []
             for ref in meta.find_referenced_templates(tree):
                 if ref is None:
                     raise ConfigError("includes a template by a name it computes: name the template it "
-                                      "includes (a written string)", str(filename))
+                                      "includes (a written string)", files[name])
                 try:
                     env.loader.get_source(env, ref)  # type: ignore[union-attr]
                 except TemplateNotFound as e:
                     raise ConfigError(f"includes {ref!r}, which no template directory holds (a name "
-                                      "inside one of them, or a built-in template's)", str(filename)) from e
+                                      "inside one of them, or a built-in template's)", files[name]) from e
                 refs[name].append(ref)
         return refs[name]
 
-    for name in names:  # each user template compiles and includes what is there
-        refs_of(name)
+    done: set[str] = set()
 
     def walk(name: str, chain: tuple[str, ...]) -> None:
         for ref in refs_of(name):
             if ref in chain:
                 loop = chain[chain.index(ref):] + (ref,)
-                mine = next((n for n in loop if n in names), ref)
+                mine = next((n for n in loop if _under(files.get(n, ""), roots)), ref)
                 raise ConfigError(f"{mine} includes itself ({' -> '.join(loop)}): the page would never end",
-                                  str(names.get(mine, mine)))
-            walk(ref, (*chain, ref))
+                                  files.get(mine, mine))
+            if ref not in done:
+                walk(ref, (*chain, ref))
+        done.add(name)
 
     walk(PAGE, (PAGE,))
-    for name in names:
-        walk(name, (name,))
+
+
+def _roots(template_dirs: Sequence[str | os.PathLike]) -> list[str]:
+    return [os.path.abspath(d) + os.sep for d in template_dirs]
+
+
+def _under(filename: str, roots: list[str]) -> bool:
+    return bool(filename) and any(os.path.abspath(filename).startswith(r) for r in roots)
 
 
 def user_template_error(e: BaseException, template_dirs: Sequence[str | os.PathLike]) -> ConfigError | None:
     """The error a render raised, as a ConfigError at the user template's line it came from, or
     None where no user template is on its way (sncheck's own templates: an internal error)."""
-    roots = [os.path.abspath(d) + os.sep for d in template_dirs]
+    roots = _roots(template_dirs)
     where = None
     tb: TracebackType | None = e.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if any(os.path.abspath(name).startswith(r) for r in roots):
+        if _under(name, roots):
             where = f"{name}:{tb.tb_lineno}"  # the last (innermost) user template frame
         tb = tb.tb_next
     if where is None:
