@@ -506,7 +506,7 @@ _TOPO_NAME = re.compile(r"^NPU\d+$")
 # The help's type list: 'type:' first on its line (under '-t type'), never 'CA type:' of another
 # tool's listing (ibstat's words were read as npu-smi types; hostile round 25, H25-07); its types
 # are npu-smi's words (board, i2c_check, first-power-on-date).
-_TYPE_LIST = re.compile(r"^[ \t]*type:[ \t]*(.*?)(?:\n[ \t]*\n|^[ \t]*Options:|\Z)", re.S | re.M)
+_TYPE_LIST = re.compile(r"^[ \t]*type:[ \t]*(.*?)(?:\n[ \t]*\n|^[ \t]*Options:)", re.S | re.M)
 _TYPE_WORD = re.compile(r"^[a-z][a-z0-9_-]*$", re.ASCII)
 
 
