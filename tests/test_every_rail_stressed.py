@@ -57,3 +57,33 @@ def test_a_cross_group_is_read_against_design_alone_never_labelled_peers() -> No
     assert set(cross["basis"]) == {"none"} and cross["expected_us"].isna().all(), cross[["group", "basis"]]
     hosts = judged[judged["group_kind"] == "host"]
     assert (hosts["basis"] == "peers").any()  # the host groups still compare with each other
+
+
+def test_a_lone_group_s_tier_is_worked_out_once_not_once_a_row(monkeypatch) -> None:
+    """A cross group's rows are one a size and collective, and its tier reads every card of it (16,384
+    at 131,072 cards): worked out a row, it cost the 16k gate ~1.2 s a group_busbw, four times a run.
+    Once a group and topology, the same design readings."""
+    import pandas as pd
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.health import groups
+    from sncheck.health.metrics import DetectContext
+    from sncheck.probeplan import StressPlan, stress_groups
+    from sncheck.run.inputs import load_faults_text, load_inventory
+    from sncheck.topology import Topology
+
+    inv = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")
+    topo = Topology(inv)
+    rows: list[dict] = []
+    MockBackend(topo, load_faults_text("faults: []", topo), seed=0).collectives(
+        StressPlan(groups=stress_groups(topo), sizes=(8, 1 << 20, 1 << 30)), rows.append)
+    asked: list[str] = []
+    members = groups.group_members
+    monkeypatch.setattr(groups, "group_members", lambda g, t: asked.append(g) or members(g, t))
+    ctx = DetectContext(topo, dict(inv.design))
+    first = groups.group_busbw(pd.DataFrame(rows), ctx)
+    again = groups.group_busbw(pd.DataFrame(rows), ctx)
+    cross = sorted(g for g in asked if g.startswith("cross:"))
+    assert cross == [f"cross:gpu{k}" for k in range(4)], cross
+    assert (first.loc[first["group_kind"] == "cross", "basis"] == "design").any()  # read against the design
+    pd.testing.assert_frame_equal(first, again)
