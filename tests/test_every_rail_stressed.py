@@ -34,10 +34,31 @@ def test_the_nightly_stresses_every_rails_scale_out(tmp_path: Path, fault: str, 
         stress["suspects"]), stress
 
 
-def test_a_cross_group_is_read_against_design_alone_never_labelled_peers() -> None:
-    """The cross groups (one a rail) are judged against the scale-out design, not each other: where no
-    design bounds a size (here: no design given), a row says it was not compared ('none'), never
-    'peers' beside a value no peer set (a label the reports and beyond_culprits read)."""
+@pytest.mark.parametrize("inventory, fault, seed, entity", [
+    ("fixtures/inventories/demo-2sn.yaml", "{type: slow_nic, target: node003, port: 2, factor: 0.6}", 1,
+     "node003/nic1"),
+    ("tests/data/scenarios-r6/inv-clos-2pod.yaml", "{type: degraded_link, target: 'ca4/gpu2<->cb2/gpu2', factor: 0.5}",
+     2, "ca4/gpu2<->cb2/gpu2"),
+], ids=["nic-0.6", "scale-out-link-0.5"])
+def test_one_rails_slowness_the_design_bar_lets_by_is_read_against_the_other_rails(
+        tmp_path: Path, inventory: str, fault: str, seed: int, entity: str) -> None:
+    """reviews20 #1: judged against design alone (bar 0.5), a NIC at 0.6 passed the nightly (its rail's
+    all_to_all at 0.60x of the other rails' and of design, exit 0, no finding) and a scale-out link at
+    0.5 was a coin toss by seed. The cross groups are each other's peers (same ranks, same tier) too."""
+    plan, out = tmp_path / "faults.yaml", tmp_path / "run"
+    plan.write_text(f"faults:\n  - {fault}\n")
+    r = CliRunner().invoke(main, ["run", "nightly-stress", "-i", str(ROOT / inventory), "--backend", "mock",
+                                  "--faults", str(plan), "--seed", str(seed), "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    named = {f["entity"] for f in res["findings"] if f["gates"]}
+    assert r.exit_code == 1 and named == {entity}, (r.exit_code, named)
+
+
+def test_a_cross_group_is_read_against_its_peer_rails_and_design_the_reading_nearer_its_bar_kept() -> None:
+    """The cross groups (one a rail) are read against each other and against the scale-out design:
+    one rail's NIC at 0.6 is beyond the peers' bar (0.8) and within design's (0.5), so its peers'
+    reading is kept; with no design, the peers' alone. A row says what it was compared with, and a
+    row compared with nothing ('none') carries no expected value (reports and beyond_culprits read it)."""
     import pandas as pd
 
     from sncheck.backends.mock import MockBackend
@@ -47,14 +68,21 @@ def test_a_cross_group_is_read_against_design_alone_never_labelled_peers() -> No
     from sncheck.run.inputs import load_faults_text, load_inventory
     from sncheck.topology import Topology
 
-    topo = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+    inv = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")
+    topo = Topology(inv)
     rows: list[dict] = []
-    MockBackend(topo, load_faults_text("faults: []", topo), seed=0).collectives(
-        StressPlan(groups=stress_groups(topo), sizes=(8, 1 << 20)), rows.append)
-    judged = group_busbw(pd.DataFrame(rows), DetectContext(topo, {}))
-    cross = judged[judged["group_kind"] == "cross"]
-    assert set(cross["group"]) == {f"cross:gpu{k}" for k in range(4)}
-    assert set(cross["basis"]) == {"none"} and cross["expected_us"].isna().all(), cross[["group", "basis"]]
+    MockBackend(topo, load_faults_text("faults: [{type: slow_nic, target: node003, port: 2, factor: 0.6}]", topo),
+                seed=0).collectives(StressPlan(groups=stress_groups(topo), sizes=(8, 256 << 20)), rows.append)
+    for design in (dict(inv.design), {}):
+        judged = group_busbw(pd.DataFrame(rows), DetectContext(topo, design))
+        cross = judged[judged["group_kind"] == "cross"]
+        assert set(cross["group"]) == {f"cross:gpu{k}" for k in range(4)}
+        assert set(cross["basis"]) <= {"peers", "design", "none"}
+        assert cross[cross["basis"] == "none"]["expected_us"].isna().all(), cross[["group", "basis"]]
+        assert cross[cross["basis"] != "none"]["expected_us"].notna().all(), cross[["group", "basis"]]
+        slow = cross[(cross["group"] == "cross:gpu1") & (cross["collective"] == "all_to_all")
+                     & (cross["size_bytes"] == 256 << 20)].iloc[0]
+        assert slow["basis"] == "peers" and slow["value"] < 0.7, slow
     hosts = judged[judged["group_kind"] == "host"]
     assert (hosts["basis"] == "peers").any()  # the host groups still compare with each other
 
