@@ -23,3 +23,17 @@ def test_the_message_head_alone_is_a_cut_message() -> None:
                      "Stack trace of the failed collective not fo")
     assert out["flight_recorder"]["stack_traces_not_found"] == 1 and out["flight_recorder"]["stack_traces"] == 0
     assert any("cut short" in e for e in out["errors"]), out["errors"]
+
+
+def test_each_nccl_error_keeps_who_printed_it() -> None:
+    """nccl_errors listed each result once and dropped which hosts, pids and ranks printed it."""
+    text = ("node1:4000:4000 [0] NCCL INFO misc/socket.cc:50 -> 2 (unhandled system error)\n"
+            "node2: Test NCCL failure common.cu:1032 'unhandled system error / '\n"
+            "node2: Test NCCL failure common.cu:1032 'unhandled system error / '\n"
+            "[rank7]: torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:275, unhandled system error "
+            "(run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n")
+    out = parse_text("nccl-debug", text)
+    assert out["nccl_errors"] == ["unhandled system error"]
+    assert [(s["host"], s["pid"], s["rank"], s["lines"]) for s in out["nccl_error_sources"]] == [
+        ("node1", 4000, None, 1), ("node2", None, None, 2), (None, None, 7, 1)]
+    assert "NCCL error: unhandled system error (on node1, node2, rank 7)" in out["faults"]

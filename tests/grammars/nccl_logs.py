@@ -101,7 +101,8 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                           "(run with NCCL_DEBUG=INFO for details)"]
                 warn_count = 1
                 values += [("completion_errors[0].status", status), ("completion_errors[0].vendor_err", vendor),
-                           ("completion_errors[0].host", host), ("nccl_errors", "unhandled system error")]
+                           ("completion_errors[0].host", host), ("nccl_errors", "unhandled system error"),
+                           (f"nccl_error_sources[host={host}].result", "unhandled system error")]
                 if version != "2.8":
                     values.append(("completion_errors[0].peer", peer))
                 if version in ("2.26", "2.30"):
@@ -406,6 +407,32 @@ def quoted_from_the_device(rng: random.Random) -> Iterator[Variant]:
     yield Variant("nccl-debug", "quoted from the device field on", "\n".join(lines) + "\n",
                   (("len(warnings)", 2 * (len(devs) - 1)), ("warnings[0].device", devs[1]), ("warnings[0].line", 103),
                    (f"warnings[{2 * len(devs) - 3}].device", devs[-1]), ("len(hosts)", 0)), fails=True, stream=True)
+
+
+@generator("nccl-debug")
+def error_sources(rng: random.Random) -> Iterator[Variant]:
+    """Each result once in nccl_errors, and who printed it in nccl_error_sources: nccl-tests' NCCLCHECK line on
+    every host ('%s: Test NCCL failure %s:%d '%s / %s'', then TESTCHECK's ' .. %s pid %d: Test failure'), an NCCL
+    WARN line naming the result (its host and pid), PyTorch's '[rankN]:' line (its rank)."""
+    hosts = [f"gpu-{i:02d}" for i in range(rng.randrange(2, 6))]
+    lines = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20"]
+    for h, host in enumerate(hosts):
+        pid = 5000 + h
+        lines += ["", f"{host}:{pid}:{pid} [0] enqueue.cc:1694 NCCL WARN Cuda failure 'named symbol not found'",
+                  f"{host}: Test NCCL failure all_reduce.cu:44 'unhandled cuda error (run with NCCL_DEBUG=INFO for "
+                  "details) / '", f" .. {host} pid {pid}: Test failure common.cu:404"]
+    lines.append(f"{hosts[0]}:5000:5001 [0] NCCL INFO misc/socket.cc:50 -> 2 (unhandled system error)")
+    rank = rng.randrange(8, 64)
+    lines.append(f"[rank{rank}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                 "NCCLUtils.hpp:275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5")
+    values = [("nccl_errors", "unhandled cuda error"), ("nccl_errors", "unhandled system error"), ("len(nccl_errors)", 2),
+              ("len(nccl_error_sources)", len(hosts) + 2), (f"nccl_error_sources[host={hosts[-1]}].result",
+                                                              "unhandled cuda error"),
+              (f"nccl_error_sources[rank={rank}].result", "unhandled system error"),
+              ("nccl_error_sources[pid=5000].result", "unhandled system error"),
+              ("nccl_error_sources[pid=5000].host", hosts[0])]
+    yield Variant("nccl-debug", f"{len(hosts)} hosts' Test NCCL failure, an NCCL line's and a rank's result",
+                  "\n".join(lines) + "\n", tuple(values), fails=True, stream=True)
 
 
 @generator("torch-nccl")

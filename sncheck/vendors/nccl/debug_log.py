@@ -89,7 +89,10 @@ JSON::
      "completion_errors": [{"peer", "status", "status_name", "opcode", "len", "vendor_err", "hca",
                             "local_gid", "remote_gids",
                             "host", "pid"}],
-     "nccl_errors": ["unhandled system error"], "faults": [...], "errors": []}
+     "nccl_errors": ["unhandled system error"],  (each result once)
+     "nccl_error_sources": [{"result", "host", "pid", "rank", "lines"}],  (who printed each, where the line
+             says: :mod:`sncheck.vendors.nccl.results`)
+     "faults": [...], "errors": []}
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ from collections.abc import Collection
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.nccl.results import named_results, printed, where
 
 TOOL = "nccl-debug"
 _LEVELS = (" NCCL INFO", " NCCL WARN", " NCCL TRACE", " NCCL CALL")
@@ -177,14 +181,6 @@ _COMPLETION = re.compile(
 _HCA = re.compile(r" hca (\S+)\s*$")
 # " localGid G remoteGids" then the peer GIDs, glued on ("remoteGidsfd00:..", "remoteGids::ffff:..")
 _GIDS = re.compile(r"\blocalGid (?P<local>\S+) remoteGids ?(?P<remote>\S+)")
-_RESULTS = ("unhandled cuda error", "unhandled system error", "internal error - please report",
-            "remote process exited or there was a network error", "invalid usage", "invalid argument")
-_RESULT = re.compile("|".join(re.escape(r) for r in _RESULTS))
-_RESULT_NAME = re.compile(r"\bnccl(?:UnhandledCuda|System|Internal|InvalidArgument|InvalidUsage|Remote)Error\b")
-_RESULT_OF_NAME = {"ncclUnhandledCudaError": "unhandled cuda error", "ncclSystemError": "unhandled system error",
-                   "ncclInternalError": "internal error - please report", "ncclInvalidArgument": "invalid argument",
-                   "ncclInvalidUsage": "invalid usage",
-                   "ncclRemoteError": "remote process exited or there was a network error"}
 # ibv_wc_status (rdma-core libibverbs/enum_strs.c), by code
 WC_STATUS = ("success", "local length error", "local QP operation error", "local EE context operation error",
              "local protection error", "Work Request Flushed Error", "memory management operation error",
@@ -267,6 +263,7 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
                             "processes": 0, "nranks": None, "ranks": [], "net": None, "net_hosts": [],
                             "transports": {},
                             "channels": 0, "warnings": [], "completion_errors": [], "nccl_errors": [],
+                            "nccl_error_sources": [],
                             "faults": [], "errors": []}
     hosts: dict[str, int] = {}  # each host -> how many of its lines
     procs: set[tuple[str, int]] = set()
@@ -285,17 +282,14 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
             versions.setdefault(m["v"], line[:120])
             if data["nccl_version"] is None:
                 data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
-        for m in _RESULT.finditer(line):
-            results[next(r for r in _RESULTS if m.group(0).startswith(r))] = None
-        for m in _RESULT_NAME.finditer(line):
-            results[_RESULT_OF_NAME[m.group(0)]] = None
         parts = _split(line)
-        if parts is None:
+        who = _prefix(parts[0], parts[1]) if parts is not None else None
+        for result in named_results(line):
+            results[result] = None
+            printed(data["nccl_error_sources"], result, line, who)
+        if parts is None or who is None:
             continue
         prefix, level, msg = parts
-        who = _prefix(prefix, level)
-        if who is None:
-            continue
         if who["host"] and ":" in who["host"]:
             # 'node0:400node0:4003:4003 [3] ...': a HOST holds no ':'; another line's cut head (its prefix's
             # first bytes) glued before this line's start: the line is read, its host unknown
@@ -333,7 +327,7 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     faults = [f"NCCL WARN {(w['file'] or '') + (':' + str(w['line']) if w['line'] else '') or '(no file:line)'} on "
               f"{w['host'] or '(host removed)'}{':' + str(w['pid']) if w['pid'] is not None else ''}: "
               f"{w['message'][:200]}" for w in data["warnings"]]
-    faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
+    faults += [f"NCCL error: {r}{where(data['nccl_error_sources'], r)}" for r in data["nccl_errors"]]
     if len(versions) > 1:  # the ranks of a job run one NCCL (its wire protocol is the version's); or two logs spliced
         faults.append(f"{len(versions)} NCCL versions in one log ({', '.join(versions)}): ranks on different NCCL "
                       "releases, or two jobs' logs spliced")
@@ -525,7 +519,7 @@ def _reglued(data: dict[str, Any], net: dict[str, Any], hosts: dict[str, int], p
                                            for h, k in moved.items())
     for h, k in moved.items():
         del hosts[h]
-    for key in ("ranks", "warnings", "completion_errors"):
+    for key in ("ranks", "warnings", "completion_errors", "nccl_error_sources"):
         for item in data[key]:
             if item.get("host") in moved:
                 item["host"] = moved[item["host"]]

@@ -35,6 +35,11 @@ GRAMMAR = {"nccl-debug": Grammar(
         "blank and all (aws-ofi-nccl's 'AWS Libfabric'); graph/connect.cc's 'Channel %02d/%02d : %s' lists a "
         "ring's ranks and is no connection; "
         "linux-rdma/rdma-core libibverbs/enum_strs.c (ibv_wc_status_str: the completion status names)",
+        "NVIDIA/nccl-tests and ROCm/rccl-tests src/common.h NCCLCHECK: '%s: Test NCCL failure %s:%d '%s / %s'' (getHostName's "
+        "host, cut at its first '.'; built against NCCL 2.13+, '%s' alone before) and TESTCHECK's ' .. %s pid %d: Test "
+        "failure %s:%d'; PyTorch's c10 '[rankN]:' and logPrefix '[... Rank N] ' on its 'NCCL error' lines: who printed "
+        "each error result (sncheck/vendors/nccl/results.py; real capture harvest 28's g7e EFA log, two hosts' "
+        "'unhandled cuda error')",
     ),
     lines=("'[TS ]HOST:PID:TID [DEV] NCCL INFO MSG'; '[TS ]HOST:PID:TID [DEV] FILE:LINE[ (FUNC)] NCCL WARN MSG' "
            "(an empty line before it); 'NCCL version X.Y.Z[suffix]+cudaA.B' (INFO or bare); '... - Init COMPLETE' "
@@ -64,5 +69,7 @@ GRAMMAR = {"nccl-debug": Grammar(
             "plain device's printed index beside a merged one), rail, plane (2.30.7, where printed)}], oob}, transports{KIND: n}, "
             "channels, warnings[{host, pid, tid, device, file, line, func, time, message, cut (a head another line cut)}], completion_errors[{peer, "
             "status, status_name, opcode, len, vendor_err, type, hca, local_gid, remote_gids, host, pid}], "
-            "nccl_errors, faults, errors"),
+            "nccl_errors (each result once), nccl_error_sources[{result, host, pid, rank, lines}] (each result by who "
+            "printed it: an NCCL line's host and pid, nccl-tests' host, PyTorch's rank, where the line carries them; "
+            "lines: how many), faults, errors"),
 )}
