@@ -132,8 +132,26 @@ CASES = {
              {("log", "corrected", "info", "ignore", 2, None)},
              "      corrected: {severity: warning, count: 2, window: 1m}\n",
              {("log", "corrected", "warning", "ignore", 2, 2)}),
+    # a ConnectX port flapping (harvest 28, dmesg): enp83s0f0np0 Link down three times within 16 s, up twice; the RDMA
+    # port mlx5_3/1 ACTIVE twice, DOWN twice; counted per class, three downs within an hour a warning
+    "nic-link": ("harvest28/kernel-log/05_dmesg_bond0_slave_mlx5_3_port_flapping_link_down_up_four_times_first_line_stamp_"
+                 "opener_lost_no_gpu_or_nic_fault_report_whole_sglang-pd-disagg-notes.txt",
+                 {("log", "link-down", "warning", "contact_support", 3, 3), ("log", "link-up", "info", "ignore", 2, None),
+                  ("log", "port-active", "info", "ignore", 2, None), ("log", "port-down", "info", "contact_support", 2, 2)},
+                 "      link-down: {severity: critical, action: drain, count: 4, window: 1h}\n"
+                 "      port-down: {severity: warning, action: drain, count: 2, window: 10s}\n",
+                 {("log", "link-down", "info", "drain", 3, 3), ("log", "link-up", "info", "ignore", 2, None),
+                  ("log", "port-active", "info", "ignore", 2, None), ("log", "port-down", "warning", "drain", 2, 2)}),
+    # the PCI core's notes (ml-engineering): two Gen5 GPUs limited to 16.0 GT/s x16 by their Gen4 switch ports; the
+    # platform's design, said so by an override on the speed alone
+    "pcie-link": ("harvest28/kernel-log/06_dmesg_grep_limited_by_pcie_bandwidth_252_of_504_gbps_gen4_switch_under_gen5_"
+                  "gpus_04_00_and_8b_00_authors_bracketed_ellipsis_no_fault_ml-engineering-nvidia-debug.txt",
+                  {("log", "downtrained", "warning", "contact_support", 2, None)},
+                  "      downtrained:\n        - {when: {limited: speed}, severity: info, action: ignore}\n"
+                  "        - {severity: warning, action: drain}\n",
+                  {("log", "downtrained", "info", "ignore", 2, None)}),
 }
-RULE_OF = {"xid": "kernel-xid", "nvlink5-149": "kernel-xid", "nvlink5-145": "kernel-xid", "amdgpu-ring": "kernel-amdgpu",
+RULE_OF = {"nic-link": "kernel-nic-link", "pcie-link": "kernel-pcie-link", "xid": "kernel-xid", "nvlink5-149": "kernel-xid", "nvlink5-145": "kernel-xid", "amdgpu-ring": "kernel-amdgpu",
            "amdgpu-ras": "kernel-amdgpu", "aer": "kernel-pcie-aer", "aer-corrected": "kernel-pcie-aer",
            "mlx5": "kernel-mlx5", "hung-task": "kernel-hung-task", "ghes": "kernel-apei-ghes"}
 

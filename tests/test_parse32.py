@@ -37,3 +37,30 @@ def test_each_nccl_error_keeps_who_printed_it() -> None:
     assert [(s["host"], s["pid"], s["rank"], s["lines"]) for s in out["nccl_error_sources"]] == [
         ("node1", 4000, None, 1), ("node2", None, None, 2), (None, None, 7, 1)]
     assert "NCCL error: unhandled system error (on node1, node2, rank 7)" in out["faults"]
+
+
+def test_the_ssh_read_keeps_the_link_lines() -> None:
+    """sncheck's read greps the log by kernel_log.PATTERN: the link lines must pass it, the bond's not needed."""
+    import re
+    from pathlib import Path
+
+    from sncheck.vendors import kernel_log
+    from sncheck.vendors.parsers import strip_source_header
+
+    real = Path(__file__).resolve().parents[1] / "fixtures/real/harvest28/kernel-log"
+    for name, n in (("05_dmesg_bond0", 9), ("06_dmesg_grep_limited_by", 2)):
+        raw = strip_source_header(next(real.glob(name + "*")).read_text())
+        kept = "".join(line + "\n" for line in raw.splitlines() if re.search(kernel_log.PATTERN, line))
+        events = kernel_log.parse_kernel_log(kept + kernel_log.END_MARKER + "\n")["events"]
+        assert len(events) == n and {e["source"] for e in events} <= {"nic_link", "pcie_link"}, events
+
+
+def test_a_pcie_link_names_what_it_lost() -> None:
+    line = ("[    3.1] {drv} 0000:41:00.0: 63.012 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at "
+            "<unknown> (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link), in Flit mode\n")
+    [e] = parse_text("kernel-log", line.format(drv="pci"))["events"]
+    assert (e["limited"], e["limited_at"], e["flit"], e["bus_id"], e["driver"]) == ("width+speed", None, True,
+                                                                                     "0000:41:00", "pci")
+    # the same call where nothing limits the link prints no 'limited by': no event
+    assert parse_text("kernel-log", "[    3.1] mlx5_core 0000:41:00.0: 252.048 Gb/s available PCIe bandwidth "
+                      "(16.0 GT/s PCIe x16 link)\n")["events"] == []

@@ -2,12 +2,12 @@
 
 Metric ``kernel_events``: one entry per report of the kernel log lines read since the last
 run (fact ``kernel_log``: NVIDIA Xid, NVSwitch SXid, RmInitAdapter failures, PCIe AER,
-amdgpu RAS/ACA, mlx5 NIC health, hung tasks), and, ``new: false``, the reports of earlier runs that the SSH backend keeps
+amdgpu RAS/ACA, mlx5 NIC health, mlx5 port state changes, PCIe links below capability, hung tasks), and, ``new: false``, the reports of earlier runs that the SSH backend keeps
 in the state dir (``kernel-log-cursors.json``, at most :data:`MAX_WINDOW_S` old) so that a
 count over a window spans runs. An Xid names the card whose ``nvidia-smi -q`` bus id it
-carries (likewise an RmInitAdapter failure, an AER report at a GPU's bus id, an amdgpu report
-where the plug-in lists bus ids), else the host; an SXid names the NVSwitch tray, an mlx5
-health report its NIC and a hung task its process: the host.
+carries (likewise an RmInitAdapter failure, an AER report or a PCIe link below capability at a GPU's
+bus id, an amdgpu report where the plug-in lists bus ids), else the host; an SXid names the NVSwitch
+tray, an mlx5 health report or port state change its NIC and a hung task its process: the host.
 
 Op ``kernel_events``: ``source`` (:data:`SOURCES`), ``severity`` and ``action`` for a report
 the ``table`` does not list, and the ``table``: code (Xid, SXid) or class -> an entry, or a
@@ -53,6 +53,7 @@ from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import fact_rows
 from sncheck.vendors.kernel_ghes import KINDS as GHES_KINDS, SEVERITIES as GHES_SEVERITIES
+from sncheck.vendors.kernel_links import CLASSES as LINK_CLASSES
 from sncheck.vendors.kernel_log import GPU_SOURCES, HOST_SOURCES, KEPT_FIELDS, describe, placed
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ ACTIONS = ("restart_app", "reset_gpu", "reset_fabric", "reboot", "drain", "updat
 # rule source -> the parser's event sources it judges
 SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer": ("aer",), "amdgpu": ("amdgpu",),
                                        "nvrm": ("rm_init", "api_mismatch"), "mlx5": ("mlx5",),
-                                       "hung_task": ("hung_task",), "ghes": ("ghes",)}
+                                       "hung_task": ("hung_task",), "ghes": ("ghes",), "nic_link": ("nic_link",),
+                                       "pcie_link": ("pcie_link",)}
 # rule source -> (whether its reports carry a code, the classes they are keyed by): a table key
 # no report of the source can carry (Xid 'ring-timeout', AER 13) would never apply: refused
 KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
@@ -76,7 +78,9 @@ KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
     "mlx5": (True, ("fatal", "health-compromised", "syndrome", "recovered", "recovery-failed", "unloaded")),
     "hung_task": (False, ("hung-task", "hung-task-panic")),
     # APEI GHES records: by section kind and severity ('memory-corrected'), then by severity
-    "ghes": (False, (*GHES_SEVERITIES, *(f"{k}-{s}" for k in GHES_KINDS for s in GHES_SEVERITIES)))}
+    "ghes": (False, (*GHES_SEVERITIES, *(f"{k}-{s}" for k in GHES_KINDS for s in GHES_SEVERITIES))),
+    # a NIC port's carrier and RDMA port state; a PCIe link below its device's capability (kernel_links)
+    "nic_link": (False, LINK_CLASSES["nic_link"]), "pcie_link": (False, LINK_CLASSES["pcie_link"])}
 CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes))
 MIN_WINDOW_S = 1.0  # the shortest window: dmesg -T and journalctl times are whole seconds
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window

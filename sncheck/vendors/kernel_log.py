@@ -1,5 +1,5 @@
 """Kernel log events, shared by every vendor: NVIDIA Xid and SXid (NVSwitch), PCIe AER, amdgpu
-RAS, mlx5 (ConnectX) health and hung tasks.
+RAS, mlx5 (ConnectX) health and port state, PCIe links below capability and hung tasks.
 
 ``parse_kernel_log`` reads ``dmesg`` or ``journalctl -k`` text (any of their time
 formats: ``[  12.34]``, ``dmesg -T``, ``--time-format iso``, ``-o short-iso``, a /dev/kmsg
@@ -19,6 +19,11 @@ event per kernel report:
 * ``mlx5``: ``mlx5_core 0000:3b:00.0: poll_health:803:(pid 0): Fatal error 1 detected``, the
   firmware heartbeat lost, the health buffer (syndrome, ext_synd, firmware) and the recovery's
   outcome (:mod:`sncheck.vendors.infiniband.kernel_mlx5`): the NIC's report, the host's finding;
+* ``nic_link``: a ConnectX port's state, ``mlx5_core 0000:53:00.0 enp83s0f0np0: Link down`` (and
+  ``up``) and the RDMA core's ``mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN`` (6.15+): counted,
+  the policy's count and window judge a flapping port; ``pcie_link``: the PCI core's ``N Gb/s
+  available PCIe bandwidth, limited by ...`` of a link below its device's capability
+  (:mod:`sncheck.vendors.kernel_links`);
 * ``hung_task``: ``INFO: task python3:1234 blocked for more than 122 seconds.`` and the lines
   after it (:mod:`sncheck.vendors.kernel_hung`): the host's;
 * ``ghes``: APEI GHES firmware-first records, ``{12}[Hardware Error]: Hardware error from APEI
@@ -51,7 +56,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import after_end, kernel_aer, kernel_ghes, kernel_hung, listing
+from sncheck.vendors import after_end, kernel_aer, kernel_ghes, kernel_hung, kernel_links, listing
 from sncheck.vendors.delivery import JOURNAL_UNIT
 from sncheck.vendors.amd import kernel_ras
 from sncheck.vendors.infiniband import kernel_mlx5
@@ -59,15 +64,16 @@ from sncheck.vendors.nvidia import kernel_nvrm
 
 
 TOOL = "kernel-log"
-# reports that name no GPU (the host's finding): an NVSwitch tray's SXid, a NIC's mlx5 health, a hung task
-HOST_SOURCES = ("sxid", "mlx5", "hung_task")
+# reports that name no GPU (the host's finding): an NVSwitch tray's SXid, a NIC's mlx5 health or port state, a hung task
+HOST_SOURCES = ("sxid", "mlx5", "nic_link", "hung_task")
 # the sources whose bus id is a GPU's by what the driver says (an AER or GHES record's bus id may
 # be a root port's or a NIC's: a GPU only where one of these, or a card listing, names it)
 GPU_SOURCES = ("xid", "rm_init", "amdgpu")
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of order; a reboot starts again near 0
-PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_hung.PATTERN}|{kernel_ghes.PATTERN}|"
+PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_links.PATTERN}|{kernel_hung.PATTERN}|"
+           rf"{kernel_ghes.PATTERN}|"
            r"^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
            r"page fault|Process |Fatal error during GPU init|probe .*failed with error)|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
@@ -246,7 +252,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 events.append(g)
             last = None  # a record's line is no AER report's continuation
             continue
-        if (n := kernel_mlx5.event(body, nics)) is not None:
+        if (n := kernel_mlx5.event(body, nics)) is not None or (n := kernel_links.event(body)) is not None:
             if n:
                 n.update(time=when, text=body[:300], boot_seq=boots)
                 events.append(n)
@@ -297,8 +303,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
 
 
 def is_fault(e: dict[str, Any]) -> bool:
-    """Whether ``sncheck parse`` exits 1 on the event: all but corrected AER and the amdgpu
-    events that are counts only (correctable errors and their bank dumps)."""
+    """Whether ``sncheck parse`` exits 1 on the event: all but corrected AER, the amdgpu
+    events that are counts only (correctable errors and their bank dumps) and a NIC port's state changes."""
+    if e["source"] in ("nic_link", "pcie_link"):
+        return kernel_links.is_fault(e)
     if e["source"] == "aer":
         return e["class"] != "corrected"
     if e["source"] == "amdgpu":
@@ -321,6 +329,8 @@ def describe(e: dict[str, Any]) -> str:
         return kernel_hung.describe(e)
     if e["source"] == "ghes":
         return kernel_ghes.describe(e)
+    if e["source"] in ("nic_link", "pcie_link"):
+        return kernel_links.describe(e)
     return kernel_nvrm.describe(e)
 
 
@@ -419,7 +429,7 @@ KEPT_REPORTS = 500    # and at most this many per host, the newest
 # The scalar fields a table judges a report by (a ``when`` names only these: hostile round 18, H18-07),
 # kept with each report for the next runs' counts; mlx5's ``recovery`` is the shipped table's own.
 KEPT_FIELDS = ("source", "code", "class", "kind", "bus_id", "card", "driver_version", "recovery_action", "status_class",
-               "block", "link", "device", "gpu_instance", "recovery")
+               "block", "link", "device", "gpu_instance", "recovery", "limited")
 
 
 def report_key(e: dict[str, Any], boot: int | None = None) -> tuple | None:

@@ -6,8 +6,8 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"kernel-log": Grammar(
     tool="kernel log: `dmesg` (any time format), `journalctl -k`, syslog, and sncheck's bounded read",
-    versions="Linux 3.x to 6.16 (AER), 3.x to 6.12 (amdgpu RAS/ACA, mlx5 health, APEI GHES records), 2.6.30 to 6.15 (hung "
-             "tasks); NVIDIA driver "
+    versions="Linux 3.x to 6.16 (AER), 3.x to 6.12 (amdgpu RAS/ACA, mlx5 health, APEI GHES records), 4.x to 6.17 (mlx5 "
+             "carrier; RDMA port state from 6.15), 4.17 to 6.17 (PCIe link status), 2.6.30 to 6.15 (hung tasks); NVIDIA driver "
              "3xx to 595 (Xid, SXid, RmInitAdapter)",
     sources=(
         "NVIDIA/open-gpu-kernel-modules @ 595.45.04: src/nvidia/src/kernel/gpu/rc/kernel_rc.c (XID_PRINT_WITH_ATTR: "
@@ -27,6 +27,12 @@ GRAMMAR = {"kernel-log": Grammar(
         "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",
         "torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/health.c (3.x, 5.5, 5.15, 6.x: poll_health, "
         "print_health_info, hsynd_str, mlx5_health_try_recover): see sncheck/vendors/infiniband/kernel_mlx5.py",
+        "torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_main.c (mlx5e_update_carrier: netdev_info 'Link up' / "
+        "'Link down', 4.x to 6.17), drivers/infiniband/core/cache.c (ib_cache_update, 6.15 on: ibdev_info 'Port: %d Link "
+        "%s', ib_port_state_to_str), drivers/pci/pci.c (__pcie_print_link_status, 4.17 on: '%u.%03u Gb/s available PCIe "
+        "bandwidth, limited by %s x%d link at %s (capable of %u.%03u Gb/s with %s x%d link)', PCIE_SPEED2STR then "
+        "pci_speed_string, 6.15's ', in Flit mode'; pcie_report_downtraining): see sncheck/vendors/kernel_links.py; real "
+        "captures harvest 28's bond0 flap (an sglang PD notes file) and ml-engineering's 'limited by' grep",
         "torvalds/linux kernel/hung_task.c (check_hung_task / hung_task_info, debug_show_blocker): see "
         "sncheck/vendors/kernel_hung.py",
         "torvalds/linux drivers/acpi/apei/ghes.c (3.x as indexed: __ghes_print_estatus '%s{%u}[Hardware Error]: ' "
@@ -50,7 +56,9 @@ GRAMMAR = {"kernel-log": Grammar(
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
            "page faults, bad-page threshold), sncheck/vendors/infiniband/kernel_mlx5.py (mlx5 Fatal error, health "
-           "compromised, the health buffer, the recovery), sncheck/vendors/kernel_hung.py (INFO: task ... blocked "
+           "compromised, the health buffer, the recovery), sncheck/vendors/kernel_links.py (mlx5 'NETDEV: Link "
+           "up|down', 'IBDEV: Port: N Link STATE', the PCI core's 'available PCIe bandwidth, limited by'), "
+           "sncheck/vendors/kernel_hung.py (INFO: task ... blocked "
            "for more than N seconds, its Tainted, sched and Call Trace lines, the blocker, the panic), "
            "sncheck/vendors/kernel_ghes.py ('{SEQ}[Hardware Error]: ' records: source, severity, per section its "
            "severity, type and values; the AER driver's 'aer_status' decode of a record's PCIe device); every "
@@ -64,11 +72,13 @@ GRAMMAR = {"kernel-log": Grammar(
         "the screen goes through ellipsize_mem, '…' in a UTF-8 locale; printk writes none) and an AER line "
         "ending in less -S's '>' (journalctl's pager marks a line it chopped so) that is no whole line of aer.c's.",
     failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report, amdgpu fault, "
-              "mlx5 health report (but a recovery's success alone), hung task and fatal, recoverable or "
+              "mlx5 health report (but a recovery's success alone), PCIe link below its capability, hung task and "
+              "fatal, recoverable or "
               "unknown-severity APEI GHES section "
-              "(faults); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
+              "(faults); a NIC port's state change is counted, not a fault (the policy's count and window judge a flap); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
               "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
-    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu, mlx5, hung_task, ghes), "
+    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu, mlx5, nic_link, pcie_link, "
+            "hung_task, ghes), "
             "code, bus_id, "
             "class, time, text, boot_back (a report of an earlier boot than the log's last: how many boots "
             "before it, told by dmesg's uptime going back; absent for the last boot's), and per source: xid gpu_instance, compute_instance, pid, process, message, "
@@ -77,7 +87,8 @@ GRAMMAR = {"kernel-log": Grammar(
             "engine_instance, message, driver_version, data_only (a Data line whose report line is not in the log); rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], reported_by, multiple, "
             "tlp_header, details (false: the kernel found no details for the message); amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
-            "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
+            "fw_severity, rfr, pci_unavailable, recovery; nic_link port, netdev, ib_device, ib_port, state; pcie_link port, "
+            "driver, available_gbps, speed, width, limited_at, capable_gbps, cap_speed, cap_width, flit, limited; hung_task process, pid, seconds, tainted, kernel, state, "
             "trace, module, blocked_by, suppressed; ghes seq, source_id, record_severity, corrected_note, section, "
             "section_type, kind, fru_id, fru_text, tstamp, head_missing, fields{name: value}, pcie port_type, "
             "port_type_name, version, command, status, port, slot, secondary_bus, vendor_id, device_id, "

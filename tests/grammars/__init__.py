@@ -66,7 +66,7 @@ from typing import Any
 MODULES = ("nccl_tests", "kernel_log", "nccl_ras", "amd_smi", "ib_ports", "nccl_logs", "smi_table", "amdgpu",
            "dcgmi", "infiniband", "npu_smi", "hccn_tool", "ib_diags", "nvidia_smi", "smi_query", "rocm_smi",
            "nvbandwidth", "amd_smi_tables", "hccl_test", "asys", "smi_qx", "mnnvl", "transferbench", "ascend_logs",
-           "json_numbers")
+           "json_numbers", "kernel_links")
 ALL = os.environ.get("SNCHECK_GRAMMAR_ALL") == "1"
 CUTS = 12  # cuts per variant and delivery in the plain run (every cut with SNCHECK_GRAMMAR_ALL=1)
 
