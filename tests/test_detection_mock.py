@@ -88,6 +88,10 @@ def test_the_nightly_reads_card_health(tmp_path):
     assert found == {("node006/gpu1", "card"), ("node007/gpu2", "card"), ("node002/gpu0", "card"),
                      ("node003/nic2", "nic")}, outcome.results["findings"]
     assert outcome.exit_code == 1 and {f["severity"] for f in outcome.results["findings"]} == {"critical"}
+    # the simulated kernel log prints the driver's Xids for them, judged by kernel-xid on the same cards (parse32)
+    related = {(f["entity"], r["rule"], r["evidence"].get("code")) for f in outcome.results["findings"]
+               for r in f["evidence"].get("related") or []}
+    assert {("node006/gpu1", "kernel-xid", 48), ("node007/gpu2", "kernel-xid", 63)} <= related, related
 
 
 def test_whole_host_slow_is_the_host(tmp_path):

@@ -64,3 +64,52 @@ def test_a_pcie_link_names_what_it_lost() -> None:
     # the same call where nothing limits the link prints no 'limited by': no event
     assert parse_text("kernel-log", "[    3.1] mlx5_core 0000:41:00.0: 252.048 Gb/s available PCIe bandwidth "
                       "(16.0 GT/s PCIe x16 link)\n")["events"] == []
+
+
+def _demo():
+    from pathlib import Path
+
+    from sncheck.run.inputs import load_inventory
+    from sncheck.topology import Topology
+
+    return Topology(load_inventory(Path(__file__).resolve().parents[1] / "fixtures/inventories/demo-2sn.yaml"))
+
+
+def _mock_kernel_rows(faults: str, read: set[str]) -> list[dict]:
+    """The kernel_log rows the mock's host facts give on three hosts of demo-2sn with ``faults`` (``read``: the hosts
+    read before)."""
+    from sncheck.backends import mockfacts
+    from sncheck.run.inputs import load_faults_text
+
+    topo = _demo()
+    rows: list[dict] = []
+    mockfacts.host_facts(topo, load_faults_text(faults, topo).active(), ("node001", "node006", "node007"), rows.append,
+                         kernel_read=read)
+    return [r for r in rows if r.get("fact") == "kernel_log"]
+
+
+ECC_REMAP = ("faults:\n  - {type: ecc_uncorrectable, target: node006/gpu1, count: 3}\n"
+             "  - {type: remap_pending, target: node007/gpu2}\n")
+
+
+def test_the_mock_kernel_log_prints_the_drivers_xids_for_ecc_and_remap_faults() -> None:
+    """reviews19 #10: the mock acted ecc_uncorrectable / remap_pending out in nvidia-smi -q alone; the driver also
+    prints Xid 48 per DBE and Xid 63 for a row marked for remapping: kernel-xid judges them, on the card."""
+    import pandas as pd
+
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import evaluate
+    from test_kernel_policy import shipped
+
+    read: set[str] = set()
+    rows = _mock_kernel_rows(ECC_REMAP, read)
+    assert len(rows) == 3 and all(r["status"] == "ok" for r in rows) and read == {"node001", "node006", "node007"}
+    events = {r["host"]: [(e["code"], e["card"]) for e in r["value"]["events"]] for r in rows if r["value"]["events"]}
+    assert events == {"node006": [(48, 1)] * 3, "node007": [(63, 2)]}
+    topo = _demo()
+    found = evaluate([r for r in shipped().rules if r.op == "kernel_events"], pd.DataFrame(rows),
+                     DetectContext(topo, topo.inventory.design))
+    assert {(f.rule, f.entity, f.severity, f.evidence["reports"]) for f in found} == {
+        ("kernel-xid", "node006/gpu1", "critical", 3), ("kernel-xid", "node007/gpu2", "warning", 1)}
+    # a later read of the run (the confirmation's) starts after the lines read: no report again
+    assert not any(r["value"]["events"] for r in _mock_kernel_rows(ECC_REMAP, read))

@@ -103,6 +103,9 @@ def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]],
     return check
 
 
+check_kernel = _check_kernel  # (the mock's simulated read judges its log as an SSH host's is: mockfacts)
+
+
 def check_ib(read_no: int, so: ScaleOut, devices: list[str] | None = None):
     """The ``ib_counters`` row of one read; its ports' rails from its own devices and ``devices``
     (the host's other reads': a device missing from one read must not move the others' rails)."""

@@ -244,7 +244,8 @@ class MockBackend(Backend):
         active = tuple(self.faults.active(self.transient_ended))
         # what each read saw, to render a host's tool output again for its evidence
         self.__dict__.setdefault("_fact_reads", []).append((hosts, active))
-        mockfacts.host_facts(self.topo, active, hosts, emit, self.fact_judge)
+        # with each host's kernel log since the last read, as an SSH host's facts come
+        mockfacts.host_facts(self.topo, active, hosts, emit, self.fact_judge, self.__dict__.setdefault("_kernel_read", set()))
 
     def provenance_hosts(self) -> list[str]:
         """One host of each platform whose facts were read: what its tools print names

@@ -33,7 +33,9 @@ from sncheck.vendors import hostjudge
 from sncheck.vendors import registry
 from sncheck.vendors.identity import own_id
 from sncheck.vendors.sim import HostState, ToolOutput, not_found, own_ids, simulator
+from sncheck.backends import hostreads
 from sncheck.backends.base import Emit
+from sncheck.vendors import kernel_log
 
 PLACEHOLDER = "simhost"  # stands for the host's name while a state is rendered and checked
 
@@ -142,7 +144,7 @@ def _owned(value: object, host: str, moved: dict[str, str]) -> object:
 
 
 def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], emit: Emit,
-               judge: hostjudge.FactJudge | None = None) -> None:
+               judge: hostjudge.FactJudge | None = None, kernel_read: set[str] | None = None) -> None:
     """Emit the ``host_fact`` rows of ``hosts``; ``faults`` are the faults in effect now.
 
     Every host is rendered through its vendor's ``sim`` module and judged by ``judge``
@@ -150,6 +152,8 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
     devices named, devices compared with the first read, each platform domain judged
     whole over every host of it read now). A host on no platform with no fault of its own
     is in the state of every such host of its card count and domain size (made once).
+    ``kernel_read``: the hosts whose kernel log this run read already (updated), as an SSH host's
+    facts come with its kernel log since the last read (:func:`_kernel_rows`); None: no kernel log.
     """
     faults = tuple(faults)
     inv = topo.inventory
@@ -180,9 +184,39 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
             if rows is None:
                 rows = made[key] = _checked(state, checks)
             moved: dict[str, str] = {}   # (the host's own ids, moved once for all its rows)
-            reached(h, "ssh", "connected", rows=[_relabel(row, h, keys, moved) for row, keys in rows])
+            kernel = [_relabel(row, h) for row in _kernel_rows(state, h not in kernel_read)] \
+                if kernel_read is not None else []
+            if kernel_read is not None:
+                kernel_read.add(h)
+            reached(h, "ssh", "connected", rows=[*(_relabel(row, h, keys, moved) for row, keys in rows), *kernel])
 
     judge.read(tuple(hosts), fan_out, emit)
+
+
+@lru_cache(maxsize=256)
+def _kernel_rows(state: HostState, first: bool) -> tuple[dict, ...]:
+    """The ``kernel_log`` rows of a state, read as an SSH host's read is (:mod:`sncheck.backends.hostreads`:
+    parsed, each report named to the card whose bus id the host's ``nvidia-smi -q`` lists); ``first``: the
+    run's first read of the host (a later one starts after the lines it read). () for a vendor whose
+    simulator prints no kernel log."""
+    render_log = getattr(simulator(state.platform), "render_kernel_log", None)
+    if render_log is None:
+        return ()
+    plat = registry.platform(state.platform) if state.platform else None
+    vendor = registry.vendor_of(plat)
+    expect = hostfacts.Expect(cards=state.cards, platform=plat, domain_hosts=state.domain_hosts)
+
+    def namer(buses: list[str], gpu_buses) -> dict[str, int]:
+        if not buses or vendor.bus_listing is None:
+            return {}
+        shown = [c for c in vendor.commands_for(plat) if c.name in vendor.bus_listing.commands][:1]
+        outs = [{"command": c.display, "stdout": render(c, state).stdout, "exit_code": 0} for c in shown]
+        return hostreads.name_cards(vendor.bus_listing.buses(outs, expect), {}, state.cards, buses, gpu_buses)
+
+    cmd = hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command()],
+                            kernel_log.parse_kernel_log, hostreads.check_kernel(namer, not first, None, [], None),
+                            "kernel_log")
+    return tuple(hostfacts.outcome(PLACEHOLDER, cmd, expect, exit_code=0, stdout=render_log(state, first))[1])
 
 
 def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list[tuple[hostfacts.FactCommand, ToolOutput]]:

@@ -12,10 +12,11 @@ last group counted on by its lap (``_uuid``): one machine never lists a UUID twi
 (a real fault); a healthy card shows them Not Active. What each fault changes:
 
 * ``ecc_uncorrectable`` (count): ``ECC Errors`` Volatile and Aggregate ``DRAM
-  Uncorrectable`` read ``count``;
+  Uncorrectable`` read ``count``, and the kernel log (:func:`render_kernel_log`) holds an
+  Xid 48 for each;
 * ``remap_pending``: the card's ``Remapped Rows`` section is the one of the A100
   capture ``nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt``
-  (Correctable Error 1, Pending Yes);
+  (Correctable Error 1, Pending Yes), and the kernel log holds an Xid 63;
 * ``thermal_throttle``: ``HW Slowdown`` and ``HW Thermal Slowdown`` Active;
 * ``nvlink_down`` (links): the card's last ``links`` links print ``<inactive>`` in
   ``nvidia-smi nvlink -s``; with every link down the card prints the NVML line of
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 
 from sncheck.vendors.infiniband import sim as infiniband_sim
@@ -184,6 +186,47 @@ def render_query(state: HostState) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- the kernel log
+
+# The driver's Xid lines as NVIDIA/open-gpu-kernel-modules prints them (kernel_rc.c XID_PRINT_WITH_ATTR: 'NVRM: Xid
+# (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s'; a fault no process caused: pid='<unknown>', name=<unknown>).
+# Xid 48's message as the 535/550 drivers print it (real captures: harvest's 550.90.07 DBE, 'in the framebuffer at
+# physAddr 0x%llx partition %d, subpartition %d.'); Xid 63's the RAS events' ECC_ROW_REMAP_PENDING_INTR_XID_MESSAGE_FMT
+# ('Row Remapper: New row (0x%016llx) marked for remapping, reset gpu to activate.'), the same captures' next line
+_XID = "NVRM: Xid (PCI:{bus}): {code}, pid='<unknown>', name=<unknown>, {msg}"
+_DBE = ("An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x{addr:x} "
+        "partition {part}, subpartition {sub}.")
+_REMAP = "Row Remapper: New row (0x{addr:016x}) marked for remapping, reset gpu to activate."
+KERNEL_BOOT = 1767225600  # the simulated boot (2026-01-01T00:00:00Z): a run's reports are placed the same every run
+
+
+def kernel_lines(state: HostState) -> list[str]:
+    """The Xid lines the driver printed for the host's card faults since it booted: one Xid 48 per
+    uncorrectable DRAM error (``ecc_uncorrectable``'s count), an Xid 63 for a row marked for remapping
+    (``remap_pending``), at each card's bus id as ``nvidia-smi -q`` lists it."""
+    out = []
+    tray = sim_fabric.tray_bus_ids() if state.platform == sim_fabric.PLATFORM else ()
+    for i in range(state.cards):
+        bus = tray[i] if i < len(tray) else _bus_id(i)  # as the host's listing prints it (-q -x on a GB200 tray)
+        pci = f"{bus[-12:-8]}:{bus[-7:-5]}:{bus[-4:-2]}".lower()
+        for n in range(sum(int(f.count or 1) for f in state.card_faults(i, "ecc_uncorrectable"))):
+            out.append(_XID.format(bus=pci, code=48, msg=_DBE.format(addr=0x12bac1c3e0 + 0x1000 * n, part=2, sub=n % 2)))
+        if state.card_faults(i, "remap_pending"):
+            out.append(_XID.format(bus=pci, code=63, msg=_REMAP.format(addr=0x12bac1c3e0)))
+    return out
+
+
+def render_kernel_log(state: HostState, first: bool = True) -> str:
+    """The host's kernel log as sncheck's read prints it (kernel_log.read_command: the boot and the
+    clock, ``dmesg --time-format iso``'s lines, the end marker); ``first``: the first read of the run,
+    which finds the lines printed since boot; a later read starts after them and finds none."""
+    lines = kernel_lines(state) if first else []
+    stamp = [datetime.fromtimestamp(KERNEL_BOOT + 600 + i, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S,000000+00:00")
+             for i in range(len(lines))]
+    body = "".join(f"{t} {line}\n" for t, line in zip(stamp, lines))
+    return (f"# boot: {KERNEL_BOOT}\n# now: {KERNEL_BOOT + 3600}\n# source: dmesg\n{body}# end of kernel log\n")
+
+
 # --------------------------------------------------------------------------- other commands
 
 def render_query_gpu(state: HostState) -> str:
@@ -306,8 +349,9 @@ COMMANDS = tuple(_RENDER)  # what an HGX-class host renders here
 
 _HGX = {
     "ecc_uncorrectable": "nvidia-smi -q: the card's Volatile and Aggregate DRAM Uncorrectable = count; "
-                         "--query-gpu's ECC column",
-    "remap_pending": "nvidia-smi -q: the card's Remapped Rows section of a real A100 pending remap",
+                         "--query-gpu's ECC column; the kernel log: an Xid 48 (DBE) per error",
+    "remap_pending": "nvidia-smi -q: the card's Remapped Rows section of a real A100 pending remap; the kernel log: "
+                     "an Xid 63 (row marked for remapping)",
     "nvlink_down": "nvidia-smi nvlink -s: the card's last `links` links `<inactive>` (all: the NVML error line)",
     "ib_port_down": "ibstat: the rail's CA (`mlx5_<port-1>`) State Down, Physical state Polling",
     "thermal_throttle": "nvidia-smi -q: the card's HW Slowdown and HW Thermal Slowdown Active",

@@ -116,14 +116,14 @@ def tray_qx(tray: int, *, clique: int = 2, in_progress: bool = False, limited_gp
 
 
 @cache
-def _tray_bus_ids() -> tuple[str, ...]:
+def tray_bus_ids() -> tuple[str, ...]:
     """The bus ids of the GB200 tray capture's GPUs (parsed once: every tray renders them)."""
     return tuple(g["bus_id"] for g in fabric.parse_query_xml(capture(QX))["gpus"])
 
 
 def query_gpu_csv(faults: Sequence[Any] = (), host: str = "") -> str:
     out = []
-    for i, bus_id in enumerate(_tray_bus_ids()):
+    for i, bus_id in enumerate(tray_bus_ids()):
         ecc = sum(int(f.count or 1) for f in faults if f.type == "ecc_uncorrectable" and f.target == f"{host}/gpu{i}")
         out.append(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {bus_id}, 189471 MiB, "
                    f"580.173.02, 5, 5, 16, 16, 30, 150.00 W, {ecc}\n")
