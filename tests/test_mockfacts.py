@@ -40,7 +40,7 @@ def test_clean_hosts_pass_every_check_the_ssh_backend_runs():
     rows = facts()
     assert not failed(rows)
     per_host = {f for r in rows if r["host"] == "node001" for f in [r["fact"]]}
-    expected = {f for cmd in DEFAULT for f in cmd.facts} | {"reachable"}
+    expected = {f for cmd in DEFAULT for f in cmd.facts} | {"reachable", "kernel_log"}  # the log as an SSH host's
     assert per_host == expected
     assert all(not any(w in r["message"].lower() for w in SIM_WORDS) for r in rows)
 
@@ -195,7 +195,8 @@ def _host_by_host(topo: Topology, faults, hosts) -> list[dict]:
             checks = tuple(sorted(inv.checks_of(h).items()))
             state = mockfacts.host_state(topo, h, faults)
             reached(h, "ssh", "connected",
-                    rows=[mockfacts._relabel(r, h, keys) for r, keys in mockfacts._checked(state, checks)])
+                    rows=[*(mockfacts._relabel(r, h, keys) for r, keys in mockfacts._checked(state, checks)),
+                          *(mockfacts._relabel(r, h) for r in mockfacts._kernel_rows(state, True))])
 
     judge.read(tuple(hosts), fan_out, rows.append)
     return rows
