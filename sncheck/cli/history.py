@@ -114,7 +114,7 @@ def _say(text: str) -> None:
 def diff_cmd(run_a: str, run_b: str, state_dir: str | None, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B (run ids with --state-dir, or run directories):
     per-tier and per-collective deltas, cards and links that moved beyond the noise,
-    findings new, resolved and persisting."""
+    findings new, resolved (RUN_B re-measured them), not re-measured by RUN_B and persisting."""
 
     handle_errors(_diff)(run_a, run_b, state_dir, as_json)
 
@@ -140,11 +140,13 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
              f"{_pct(r['rel'])} (z {_fmt(r['z'])})")
     if len(d["moved"]) > 50:
         _say(f"  ... and {len(d['moved']) - 50} more (--json for all)")
-    for part in ("new", "resolved", "persisting"):
+    for part, label in (("new", "new"), ("resolved", "resolved"), ("not_remeasured", "not re-measured by RUN_B"),
+                        ("persisting", "persisting")):
         items = d["findings"][part]
-        _say(f"findings {part}: {len(items)}")
+        _say(f"findings {label}: {len(items)}")
         for f in items:
-            _say(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}")
+            _say(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}"
+                 + (f" ({f['why']})" if f.get("why") else ""))
 
 
 @click.command("make")

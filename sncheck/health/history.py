@@ -24,7 +24,8 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import EntityKind, Finding, RunRecord, is_cable, run_duration
+from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, is_cable, parse_switch,
+                           run_duration)
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import finding_from_json, read_record
@@ -43,10 +44,11 @@ PAIR_UNITS = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}  # what a baseline h
 # ---------------------------------------------------------------------- recording
 
 def record(state_dir: str | Path, run: RunRecord, run_dir: str | Path) -> int:
-    """Keep the summaries of a finished run (its rows read back from ``run_dir``)."""
+    """Keep the summaries of a finished run (its rows read back from ``run_dir``), and where its
+    results.json is, absolute (diff reads what the run measured there, from any directory)."""
     rows = _rows(Path(run_dir))
     with StateStore(state_dir) as st:
-        st.record_run(run, Path(run_dir) / "results.json")
+        st.record_run(run, Path(run_dir).absolute() / "results.json")
         return st.record_summaries(run.run_id, summarize(run, rows))
 
 
@@ -109,6 +111,8 @@ class RunRef:
             self.summaries = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
                               for s in summarize(run, rows)}
             self.findings = [_brief(f) for f in run.findings]
+            self.playbook: str | None = run.playbook
+            self.coverage = Coverage.of(run)
             self.started: str | None = run.started
             self.verdict: str | None = run.verdict.value
             self.inventory: str | None = run.inventory
@@ -124,7 +128,9 @@ class RunRef:
                 raise ConfigError("no such run in the state store (sncheck history --runs lists them)", ref)
             self.run_id = stored["run_id"]
             self.summaries = st.run_summaries(self.run_id)
-            self.findings = st.findings_of_run(self.run_id)
+            self.findings = [_stored_brief(f) for f in st.findings_of_run(self.run_id)]
+            self.playbook = stored.get("playbook")
+            self.coverage = Coverage.stored(self.run_id, stored.get("results_path"))
             self.started = stored.get("started")
             self.verdict = stored.get("verdict")
             self.inventory = stored.get("inventory")
@@ -147,10 +153,107 @@ def _by_prefix(st: StateStore, ref: str) -> dict | None:
 
 
 # ---------------------------------------------------------------------- diff
-def _brief(f: Finding) -> dict[str, str]:
-    """A finding as diff and the trends compare it (the state store keeps these columns)."""
+BRIEF = ("entity", "entity_kind", "rule", "severity", "message")  # a finding as diff and the report list it
+
+
+def _brief(f: Finding) -> dict[str, Any]:
+    """A finding as diff and the trends compare it (the state store keeps these columns), with the
+    layers that re-measure it (:func:`measured_by`)."""
     return {"entity": f.entity, "entity_kind": f.entity_kind.value, "rule": f.rule, "severity": f.severity.value,
-            "message": f.message}
+            "message": f.message, "measured_by": measured_by(f)}
+
+
+def _stored_brief(d: dict[str, Any]) -> dict[str, Any]:
+    """A stored finding as :func:`_brief` gives it; one no reader decodes keeps its own layer."""
+    try:
+        return _brief(finding_from_json(d))
+    except (KeyError, ValueError):
+        return {**{k: d.get(k) for k in BRIEF}, "measured_by": [str(d.get("layer"))]}
+
+
+def measured_by(f: Finding) -> list[str]:
+    """The layers whose measurement would raise ``f`` again: its own. A host fact is a row of the
+    connectivity layer (its findings carry that layer). A finding of the retest (layer ``confirm``)
+    re-measures the symptoms it retested, each with its own layer's measurement (``evidence.related``):
+    those layers; where it names none (``devices_changed``: a host's facts read again), connectivity's,
+    which reads the host facts. A later run's own retest never re-measures an earlier suspect."""
+    if f.layer != CONFIRM:
+        return [f.layer]
+    return sorted(f.layers() - {CONFIRM}) or ["connectivity"]
+
+
+CONFIRM = "confirm"  # the retest's findings' layer (sncheck.run.confirm.NAME)
+
+
+class Coverage:
+    """What a run measured: the layers it ran to the end (a layer skipped or cut short re-measured
+    nothing for sure) and its scope (``--targets``: its cards and hosts; None, the whole inventory).
+    ``layers`` None: unknown (a stored run whose results.json is gone), ``why`` says so."""
+
+    def __init__(self, layers: set[str] | None, scope: Mapping[str, Any] | None, why: str | None = None) -> None:
+        self.layers, self.scope, self.why = layers, scope, why
+
+    @classmethod
+    def of(cls, run: RunRecord) -> Coverage:
+        return cls({x.name for x in run.layers if not x.skipped and not x.cut_short}, run.scope)
+
+    @classmethod
+    def stored(cls, run_id: str, results_path: str | None) -> Coverage:
+        """A stored run's, from its results.json (``runs.results_path``): unknown where that is gone,
+        unreadable or now another run's (its run directory reused with --force)."""
+        if not results_path:
+            return cls(None, None, "the state store keeps no results.json of it")
+        try:
+            record = read_record(results_path)
+        except (ConfigError, OSError) as e:
+            return cls(None, None, f"its results.json ({results_path}) cannot be read: {e}")
+        if record.run_id != run_id:
+            return cls(None, None, f"its results.json ({results_path}) is now run {record.run_id}'s")
+        return cls.of(record)
+
+    def ran(self) -> str:
+        return ", ".join(sorted(self.layers or ())) or "no layer"
+
+    def scope_text(self) -> str:
+        return "--targets " + " ".join(map(str, self.scope.get("targets") or ())) if self.scope else "the whole inventory"
+
+    def missed(self, f: Mapping[str, Any]) -> str | None:
+        """Why this run did not re-measure the finding ``f`` (a brief): None where it did."""
+        if self.layers is None:
+            return f"what it measured is unknown: {self.why}"
+        wanted = list(f.get("measured_by") or ())
+        if not self.layers & set(wanted):
+            return f"it ran {self.ran()} (not {' or '.join(wanted)})"
+        if not self.holds(str(f.get("entity")), str(f.get("entity_kind"))):
+            return f"outside its scope ({self.scope_text()})"
+        return None
+
+    def holds(self, entity: str, kind: str) -> bool:
+        """Whether the run's scope holds the entity: a card, a NIC (its card), a host, or a link whose
+        card ends are all in it; a switch, a cable's switch end or a supernode only a whole run measures."""
+        if not self.scope:
+            return True
+        cards, hosts = set(self.scope.get("cards") or ()), set(self.scope.get("hosts") or ())
+        if kind in ("card", "nic"):
+            return card_of(entity) in cards
+        if kind == "host":
+            return entity in hosts
+        if kind == "link":
+            return all(parse_switch(e) is None and card_of(e) in cards for e in entity.split(LINK_SEP))
+        return False
+
+
+def split_gone(gone: list[dict[str, Any]], later: Coverage) -> tuple[list[dict], list[dict]]:
+    """The earlier run's findings the later one does not repeat: resolved (the later run ran a
+    layer that measures it, over a scope that holds its entity), and not re-measured, each with why."""
+    resolved, apart = [], []
+    for f in gone:
+        why = later.missed(f)
+        if why is None:
+            resolved.append({k: f.get(k) for k in BRIEF})
+        else:
+            apart.append({**{k: f.get(k) for k in BRIEF}, "why": why})
+    return resolved, apart
 
 
 def _finding_key(f: Mapping[str, Any]) -> tuple[str, str]:
@@ -163,7 +266,9 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
     ``aggregates``: every tier and collective summary in either run, with the delta.
     ``moved``: cards, hosts and links whose change is beyond ``move_z`` x the noise of
     the two values (their standard errors) and at least ``move_rel``.
-    ``findings``: new (in b only), resolved (in a only) and persisting, by entity and rule.
+    ``findings``: new (in b only), persisting, and those of a that b does not repeat: resolved where
+    b re-measured them (it ran a layer that measures the finding, over a scope that holds its entity:
+    :class:`Coverage`), else ``not_remeasured``, each with its ``why``.
     """
     def row(key: Key) -> dict:
         va, sa, na = a.summaries.get(key, (None, None, 0))
@@ -194,13 +299,15 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
     moved.sort(key=lambda r: -abs(r["rel"]))
     fa = {_finding_key(f): f for f in a.findings}
     fb = {_finding_key(f): f for f in b.findings}
-    brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
+    brief = lambda f: {k: f.get(k) for k in BRIEF}  # noqa: E731
+    resolved, apart = split_gone([fa[k] for k in fa if k not in fb], b.coverage)
     # what makes the comparison other than one cluster's two nights: said, never left to be read
     # from its numbers ('findings resolved' on another cluster are findings it does not have)
     notes = [f"RUN_A and RUN_B are one run ({a.run_id}): nothing can have changed"] if a.run_id == b.run_id else []
     if a.inventory != b.inventory:
         notes.append(f"the runs are of different inventories ({a.inventory} -> {b.inventory}): the deltas compare "
                      "two clusters, and a finding 'resolved' is one the other cluster has not")
+    notes += _measure_notes(a, b)
     notes += [f"{name} {r.run_id}: duration unknown: {r.unknown_duration}"
               for name, r in (("RUN_A", a), ("RUN_B", b)) if r.unknown_duration]
     return {
@@ -211,10 +318,28 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
         "notes": notes,
         "aggregates": aggregates, "moved": moved,
         "findings": {"new": [brief(fb[k]) for k in fb if k not in fa],
-                     "resolved": [brief(fa[k]) for k in fa if k not in fb],
+                     "resolved": resolved, "not_remeasured": apart,
                      "persisting": [brief(fb[k]) for k in fb if k in fa]},
         "noise": {"z": move_z, "rel": move_rel},
     }
+
+
+def _measure_notes(a: RunRef, b: RunRef) -> list[str]:
+    """What the two runs measured differently: playbook, layers, scope (a finding of a layer B
+    did not run is not re-measured, never resolved)."""
+    ca, cb = a.coverage, b.coverage
+    notes = []
+    if a.playbook != b.playbook:
+        notes.append(f"the runs are of different playbooks ({a.playbook} -> {b.playbook})")
+    if ca.layers is None or cb.layers is None:
+        notes += [f"{name} {r.run_id}: what it measured is unknown: {r.coverage.why}"
+                  for name, r in (("RUN_A", a), ("RUN_B", b)) if r.coverage.layers is None]
+    elif ca.layers != cb.layers:
+        notes.append(f"the runs ran different layers ({ca.ran()} -> {cb.ran()}): a finding of a layer RUN_B did not "
+                     "run is listed as not re-measured, never resolved")
+    if (ca.scope or None) != (cb.scope or None):
+        notes.append(f"the runs measured different scopes ({ca.scope_text()} -> {cb.scope_text()})")
+    return notes
 
 
 # ---------------------------------------------------------------------- entity history
@@ -284,7 +409,9 @@ def trends(state_dir: str | Path, run: RunRecord, last: int = 10,
            current: Summaries | None = None) -> dict | None:
     """For the report: per-tier series over the last runs of this inventory and backend
     (this one included: ``current``, its summaries when it is not stored yet), and the
-    findings new and resolved since the previous run."""
+    findings new, persisting and gone since the previous run: a gone finding is ``resolved`` only
+    where this run re-measured it (:class:`Coverage`), else ``not_remeasured`` with its ``why``
+    (a nightly after a failing gate runs no connectivity layer: the gate's findings are not resolved)."""
     if not has_store(state_dir):
         return None
     with StateStore(state_dir) as st:
@@ -306,12 +433,15 @@ def trends(state_dir: str | Path, run: RunRecord, last: int = 10,
             if kind == "tier":
                 tiers.setdefault(f"{entity} {metric}", [None] * len(per_run))[i] = v
     now = {_finding_key(f): f for f in map(_brief, run.findings)}
-    before = {_finding_key(f): f for f in prev_findings}
-    brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
+    before = {_finding_key(f): f for f in map(_stored_brief, prev_findings)}
+    brief = lambda f: {k: f.get(k) for k in BRIEF}  # noqa: E731
+    cover = Coverage.of(run)
+    resolved, apart = split_gone([before[k] for k in before if k not in now], cover)
     return {"runs": [r["run_id"] for r in series_runs], "previous": previous["run_id"],
             "previous_verdict": previous["verdict"], "series": tiers,
             "new": [brief(now[k]) for k in now if k not in before],
-            "resolved": [brief(before[k]) for k in before if k not in now],
+            "resolved": resolved, "not_remeasured": apart, "ran": sorted(cover.layers or ()),
+            "scope": cover.scope_text(),
             "persisting": [brief(now[k]) for k in now if k in before]}
 
 

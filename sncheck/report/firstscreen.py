@@ -161,6 +161,7 @@ def changes(record: RunRecord) -> dict | None:
     return {"previous": h.get("previous"), "previous_verdict": h.get("previous_verdict"),
             "runs": len(h.get("runs") or []), "trends": rows,
             "new": h.get("new") or [], "resolved": h.get("resolved") or [],
+            "not_remeasured": h.get("not_remeasured") or [], "ran": ", ".join(h.get("ran") or ()) or "no layer",
             "persisting": h.get("persisting") or []}
 
 

@@ -80,7 +80,7 @@ class RunState:
         results.json, the report, JUnit and Prometheus all show what happened. The safety cap
         may block them (``blocked``: the verdict then fails the gate)."""
         return apply_run_isolation(run, inventory, self.state_dir, list(self.via) or list(DEFAULT_VIA),
-                                   apply=self.apply, run_dir=run_dir, results_path=run_dir / "results.json")
+                                   apply=self.apply, run_dir=run_dir, results_path=run_dir.absolute() / "results.json")
 
     def record(self, run: RunRecord, run_dir: Path) -> int:
         """Keep the run's summaries, with its final verdict (``sncheck history``/``diff``)."""
