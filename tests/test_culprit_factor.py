@@ -141,6 +141,25 @@ def test_what_a_culprit_leaves_of_a_pair_is_judged() -> None:
     assert list(within_culprits(cells, DetectContext(topo, {}, known=known))["src"]) == []  # (all through them)
 
 
+def test_a_cards_speed_explains_its_scale_out_pairs_only_through_its_nics_cap() -> None:
+    """card-hides-its-leaf (test_released_rejudged): a card named at 0.7 whose pairs inside read 0.5 and whose
+    scale-out pairs read 0.5 under a slow leaf. Over scale-out a card at s moves min(1, s / cap) of the design
+    (cap: 50 over 300 GB/s): the card explains none of that 0.5, which is left to be judged; before, its factor
+    read there (0.5) divided them to 1.0 and the leaf was contradicted."""
+    inv = load_inventory(Path(__file__).parent / "data" / "scenarios-r10" / "inv-tor.yaml")
+    cells = pd.DataFrame({"src": ["pb1/gpu0"] * 6, "dst": ["pa1/gpu0", "pc1/gpu0", "pd1/gpu0", "pb1/gpu1", "pb2/gpu0",
+                                                           "pb2/gpu1"],
+                          "tier": ["scale_out"] * 3 + ["intra_host", "scale_up", "scale_up"],
+                          "value": [0.5, 0.51, 0.49, 0.5, 0.49, 0.51], "failed": [False] * 6})
+    ctx = DetectContext(Topology(inv), inv.design, known=frozenset({("pb1/gpu0", "card")}), factors={"pb1/gpu0": 0.7})
+    got = dict(zip(within_culprits(cells, ctx)["dst"], within_culprits(cells, ctx)["value"].round(3)))
+    assert [got[c] for c in ("pa1/gpu0", "pc1/gpu0", "pd1/gpu0")] == [0.5, 0.51, 0.49], got  # as measured
+    assert [got[c] for c in ("pb1/gpu1", "pb2/gpu0", "pb2/gpu1")] == [1.0, 0.98, 1.02], got  # its own speed, 0.5
+    # without a design (no cap known) the card's factor is read on each side as before
+    ctx = DetectContext(Topology(inv), {}, known=frozenset({("pb1/gpu0", "card")}), factors={"pb1/gpu0": 0.7})
+    assert within_culprits(cells, ctx)["value"].round(2).tolist() == [1.0, 1.02, 0.98, 1.0, 0.98, 1.02]
+
+
 def test_a_failed_group_a_released_culprit_sat_on_is_run_again(tmp_path: Path) -> None:
     """release18's t27 (half-size inv-tor): a cable leaf:tor-a[6]<->spine:x2 down for a moment failed the one cross
     group, the only group whose pairs cross leaf tor-d, slow at 0.4 above 256 MiB alone; the cable was named and

@@ -37,9 +37,19 @@ import pandas as pd
 
 from sncheck.health.metrics import DetectContext, cards_held
 from sncheck.model import link_id, on_fabric, split_link
-from sncheck.topology import SCALE_OUT
+from sncheck.topology import SCALE_OUT, SCALE_UP
 
 WITHIN = "pair_busbw"  # the derived pair metric judged within its culprits' factors (a bandwidth over its tier's level)
+CARD_ENDS = ("card", "host", "supernode")  # culprits that act on a pair as its ends' card speed
+
+
+def out_cap(ctx: DetectContext) -> float | None:
+    """The NIC's cap on a card's speed over scale-out (the scale-out design over the scale-up one: a card
+    at s moves ``min(1, s / cap)`` of the scale-out design, the mock's ``min(B_out, s B_up)``), or None."""
+    up, out = ctx.design.get(SCALE_UP), ctx.design.get(SCALE_OUT)
+    if up is None or out is None or not up.bandwidth_GBps or not out.bandwidth_GBps:
+        return None
+    return out.bandwidth_GBps / up.bandwidth_GBps
 
 
 def within_culprits(cells: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
@@ -66,6 +76,7 @@ def within_culprits(cells: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
             else:  # a NIC carries its card's scale-out pairs alone
                 hits[(entity, kind)] = hit & out if kind == "nic" else hit
     on = np.logical_or.reduce([*hits.values(), none])
+    cap = out_cap(ctx)
     if not on.any():
         return cells[~whole] if whole.any() else cells
     # each tier's level of the pairs through no culprit (a spine over half the pairs of its tier set their median)
@@ -80,10 +91,15 @@ def within_culprits(cells: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
         # of its pairs through no other culprit say it; else as its finding measured it
         others = (count - hit > 0) | whole | judged | failed
         factor = np.full(len(a), float(ctx.factors[entity]))
-        for side in (out, ~out):  # the scale-out network apart: a card's speed shows there through the NIC's cap
+        for side in (~out, out):  # the scale-out network apart: a card's speed shows there through the NIC's cap
             alone = hit & side & ~others & np.isfinite(value)
             if alone.sum() >= 3:
                 factor[side] = min(1.0, float(np.median(value[alone])))
+        if cap is not None and kind in CARD_ENDS:
+            # its speed s shows over scale-out only as min(1, s / cap): a transient card healthy again inside
+            # explains nothing of its scale-out pairs a slow leaf above it halves (card-hides-its-leaf)
+            speed = float(np.median(factor[hit & ~out])) if (hit & ~out).any() else float(ctx.factors[entity])
+            factor[out] = np.minimum(1.0, np.maximum(factor[out], speed / cap))
         if kind == "link" or on_fabric(entity, kind):
             path = np.where(hit, path * factor, path)
         else:
