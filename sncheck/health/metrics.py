@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import fabric, groups, injob, kernel, tried
+from sncheck.health.lateness import lateness
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows, rows_where
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
@@ -397,17 +398,15 @@ RANK_SKEW = ["group", "card", "skew_us"]  # what rank_skew reads of the rank row
 
 
 def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
-    """Each card's median launch skew over the collectives it took part in (not the
-    narrowing pairs). A slow rank arrives last and waits least: skew is the signal."""
+    """Each card's launch lateness over the collectives it took part in (not the narrowing
+    pairs). A slow rank arrives last and waits least: skew is the signal."""
     ranks = kind_rows(rows, "rank", RANK_SKEW)
     if ranks.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
     ranks = ranks[~ranks["group"].str.startswith("pair:")]
-    skew = ranks.groupby("card")["skew_us"]
-    per_card = skew.median()
-    # each card's own sample spread (MAD): the noise to judge by where too few cards are
-    # measured for a spread across cards (sncheck.health.ops.few_cards)
-    spread = (ranks["skew_us"] - skew.transform("median")).abs().groupby(ranks["card"], observed=True).median()
+    # each card's lateness, its groups' first ranks read at once (sncheck.health.lateness), and its
+    # own sample spread (MAD): the noise where too few cards are measured (sncheck.health.ops.few_cards)
+    per_card, spread = lateness(ranks["group"], ranks["card"], ranks["skew_us"])
     return pd.DataFrame({"entity": per_card.index, "kind": "card", "value": per_card.to_numpy(),
                          "spread": spread.reindex(per_card.index).to_numpy()})
 
@@ -573,7 +572,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "elements that failed validation in pairwise collectives", reads=COLL),
     Metric("group_busbw", "stress", GROUPS, "x predicted", groups.group_busbw,
            "a collective group's time at each size against what its peer groups predict for its ranks", reads=COLL),
-    Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's median launch skew in collectives", reads=("rank",)),
+    Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's launch lateness in collectives (its skews, its groups' first ranks added back)", reads=("rank",)),
     Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica", reads=GOLDEN),
     Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,
            "golden model step time over the reference's", reads=GOLDEN),
