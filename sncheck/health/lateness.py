@@ -40,6 +40,9 @@ def lateness(group: pd.Series, card: pd.Series, skew: pd.Series) -> tuple[pd.Ser
     g_row, groups = pd.factorize(group, sort=False)
     c_row, cards = pd.factorize(card, sort=False)
     values = np.asarray(skew, dtype=float)
+    if (g_row < 0).any() or (c_row < 0).any():  # a row naming no group or no card says nothing of one
+        keep = (g_row >= 0) & (c_row >= 0)
+        return lateness(pd.Series(np.asarray(group)[keep]), pd.Series(np.asarray(card)[keep]), pd.Series(values[keep]))
     cell_row = g_row.astype(np.int64) * max(len(cards), 1) + c_row
     cell = pd.Series(values).groupby(cell_row).median()  # each card's median skew in each group
     g, c = (cell.index.to_numpy() // max(len(cards), 1)), (cell.index.to_numpy() % max(len(cards), 1))

@@ -153,6 +153,20 @@ def _beyond(frame: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", share: float
     return over & ((values - med).abs() >= share * rule.params["min_excess"])
 
 
+def _on_time(mine: pd.DataFrame, ref: pd.DataFrame, rule: "Rule") -> pd.DataFrame:
+    """``ref`` moved to where a card of ``mine`` starts on time, where one starts earlier than
+    all of ``ref`` by more than the bar: a card is never early (a launch is late or on time), so
+    those peers are late themselves (a second slow host's cards, judged beside each other's
+    lateness: sncheck.health.lateness), and their spread is kept about the on-time level."""
+    if "above" not in rule.params or mine.empty or ref.empty:
+        return ref
+    values, level = mine["value"].astype(float), ref["value"].astype(float)
+    early = values[(level.median() - values) >= rule.params["min_excess"]]
+    if early.empty or _beyond(pd.DataFrame({"value": 2 * level.median() - early}), ref, rule).sum() == 0:
+        return ref
+    return ref.assign(value=level - level.median() + float(early.median()))
+
+
 def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: DetectContext,
                 sides: "_Sides") -> list[Finding]:
     """The cards of hosts (domains) the explanation could not tell from their cards, each
@@ -171,8 +185,8 @@ def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: De
         # the host's cards against the others' (every card measured held by a culprit: its own
         # late cards would set the level and the spread they are judged by)
         ref = peers[~peers["entity"].astype(str).isin(cards)]
-        ref = ref if len(ref) >= rule.params["min_peers"] else peers
-        told = sides if len(ref) == len(peers) else _Sides(sides.rows, ref, rule, sides.culprits)
+        ref = _on_time(mine, ref if len(ref) >= rule.params["min_peers"] else peers, rule)
+        told = sides if ref is peers else _Sides(sides.rows, ref, rule, sides.culprits)
         bad = _beyond(mine, ref, rule)
         bad[bad] = mine.loc[bad, "entity"].astype(str).map(told.told_apart).astype(bool)
         healthy = ~_beyond(mine, ref, rule, share=0.5)
