@@ -132,7 +132,7 @@ class Rejudge:
         dctx, rule = ctx.detect_context(), stress.group_rule(ctx)
         large = [slow_sizes(rows, dctx, rule, above=top, largest=most) for most in (False, True)]
         sizes = set(stress.narrow_sizes(ctx, unexplained)) | {s for at in large for g, s in at.items() if g in unexplained}
-        plan = stress.narrowing_plan(ctx, stress.build_plan(ctx), suspects, tuple(sorted(sizes)))
+        plan = stress.narrowing_plan(ctx, stress.build_plan(ctx), suspects, tuple(sorted(sizes)), joined=groups.values())
         pairs = kind_rows(rows, "collective", ["group", "group_kind", "size_bytes"])
         pairs = pairs[pairs["group_kind"] == "pair"]
         had: dict[str, set[int]] = {}

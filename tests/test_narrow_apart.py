@@ -1,0 +1,48 @@
+"""The stress narrowing narrows each supernode's suspects apart, as one suspect alone is (reviews19 #3):
+two slow cards in two supernodes, each pointed at by its host and rail groups, were one round robin of
+their two hosts' cards (28 pairs, 16 of them scale-out, where one alone had its 6). Suspects a group
+crossing supernodes pointed at together (a cross group) are narrowed together, over scale-out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from sncheck.layers.stress import narrowing_plan
+from sncheck.probeplan import StressPlan
+from sncheck.run.inputs import load_inventory
+from sncheck.topology import Topology, round_robin
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+CTX = SimpleNamespace(topo=TOPO)
+PLAN = StressPlan(groups=(), collectives=("all_reduce",), sizes=(8,))
+
+
+def _pairs(suspects: set[str], joined=()) -> list[tuple[str, ...]]:
+    plan = narrowing_plan(CTX, PLAN, suspects, (8192,), joined=joined)  # type: ignore[arg-type]
+    return [g.members for g in plan.groups]
+
+
+def test_two_suspects_in_two_supernodes_are_each_narrowed_among_their_host_mates() -> None:
+    alone = {c: _pairs({c}) for c in ("node003/gpu2", "node012/gpu0")}
+    assert [len(p) for p in alone.values()] == [6, 6], alone
+    both = _pairs({"node003/gpu2", "node012/gpu0"})
+    assert both == alone["node003/gpu2"] + alone["node012/gpu0"], both  # each as it is alone, in order
+    assert not any(TOPO.by_id[a].supernode != TOPO.by_id[b].supernode for a, b in both), both
+
+
+def test_one_suspect_is_narrowed_as_before() -> None:
+    mates = [c.id for c in TOPO.cards if c.id.startswith("node003/")]
+    assert _pairs({"node003/gpu2"}) == [p for rnd in round_robin(mates) for p in rnd]
+
+
+def test_suspects_a_cross_group_pointed_at_together_are_narrowed_together() -> None:
+    cross = [c.id for c in TOPO.cards if c.id.endswith("/gpu0")]  # a group holding both supernodes' suspects
+    both = _pairs({"node003/gpu0", "node012/gpu0"}, joined=[cross])
+    cards = [c.id for c in TOPO.cards if c.id.startswith(("node003/", "node012/"))]
+    assert both == [p for rnd in round_robin(cards) for p in rnd], both  # 28 pairs, 16 over scale-out
+    assert sum(TOPO.by_id[a].supernode != TOPO.by_id[b].supernode for a, b in both) == 16
+    # a group inside one supernode joins nothing across
+    rail = [c.id for c in TOPO.cards if c.id.endswith("/gpu0") and TOPO.by_id[c.id].supernode == "sn0"]
+    assert len(_pairs({"node003/gpu0", "node012/gpu0"}, joined=[rail])) == 12
