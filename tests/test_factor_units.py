@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from sncheck.cli.main import main as cli
 from sncheck.health.culprits import explain_cells
 from sncheck.health.explain import reference
+from sncheck.health.groups import crossing
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import load_rules
 from sncheck.run.inputs import load_inventory
@@ -86,6 +87,21 @@ def test_a_level_at_or_below_design_keeps_design_as_the_reference(demo):
     assert list(got) == ["node007/gpu1"] and got["node007/gpu1"] == pytest.approx(0.5, abs=0.03), got
 
 
+def test_a_slow_group_is_first_what_its_slow_host_groups_share_with_it(demo):
+    rail = demo.cards_of_supernode("sn0")[1::4]  # rail:sn0:gpu1
+    host = set(demo.cards_of_host("node006"))
+    # host x rail: one card
+    assert crossing(rail, {"rail:sn0:gpu1": set(rail), "host:node006": host}, demo) == {
+        "node006/gpu1": ["host:node006"]}
+    # a domain group holding one slow host group: that host
+    domain = demo.cards_of_supernode("sn0")
+    assert crossing(domain, {"domain:sn0": set(domain), "host:node006": host}, demo) == {"node006": ["host:node006"]}
+    # nothing smaller says it: the supernode (none here)
+    assert crossing(rail, {"rail:sn0:gpu1": set(rail)}, demo) == {}
+    many = {f"host:node00{i}": set(demo.cards_of_host(f"node00{i}")) for i in range(1, 5)}
+    assert crossing(domain, {"domain:sn0": set(domain), **many}, demo) == {}
+
+
 def _run(tmp_path: Path, faults: str, seed: int) -> tuple[int, dict]:
     out = tmp_path / "out"
     r = CliRunner().invoke(cli, ["run", "nightly-stress", "-i", str(INVENTORIES / "demo-2sn.yaml"), "--backend", "mock",
@@ -100,3 +116,13 @@ def test_one_slow_card_on_a_four_card_host_under_the_nightly_is_named(tmp_path):
     assert code == 1
     assert [(f["entity"], f["severity"]) for f in r["findings"]] == [("node007/gpu1", "critical")], r["findings"]
     assert {s["entity"] for s in r["isolation"]} == {"node007/gpu1"}
+
+
+def test_a_jittery_card_is_named_not_its_supernode(tmp_path):
+    """reviews19 #9: its host and rail groups slow, one link of it named by the narrowing: the rail
+    group's finding is the card where they cross (before: supernode sn0, isolated)."""
+    _, r = _run(tmp_path, "jitter-card.yaml", 1)
+    slow = [f for f in r["findings"] if f["rule"] == "collective-group-slow"]
+    assert [f["entity"] for f in slow] == ["node006/gpu1"], slow
+    assert "cross only at it (host:node006)" in slow[0]["message"]
+    assert not {"sn0", "sn1"} & {s["entity"] for s in r["isolation"]}

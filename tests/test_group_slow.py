@@ -136,16 +136,18 @@ def test_a_group_slow_at_every_size_is_reported_once_and_not_beside_the_culprit_
     slow = {g: (0.5, 0) for g in ("host:h2", "rail:six:gpu1", "domain:six")}  # h2/gpu1 at half speed
     rows = model_rows(topo, 3, slow=slow)
     found = measured(judge(rows, topo))
-    # nothing named: one finding an entity, the domain's two groups in one
-    assert sorted((f.entity, f.entity_kind) for f in found) == [("h2", "host"), ("six", "supernode")]
-    six = next(f for f in found if f.entity == "six")
-    assert "slow against its peer groups: " in six.message
-    assert six.evidence["groups"] == ["domain:six", "rail:six:gpu1"]
+    # nothing named: the card where the slow host and rail groups cross, its three groups in one
+    # finding (before: host h2 and supernode six, 4 + 12 cards for one; reviews19 #9)
+    assert [(f.entity, f.entity_kind) for f in found] == [("h2/gpu1", "card")]
+    card = found[0]
+    assert "slow against its peer groups: " in card.message and "cross only at it" in card.message
+    assert card.evidence["groups"] == ["domain:six", "host:h2", "rail:six:gpu1"]
     # the card named (an earlier layer, or the narrowing's pairs): its groups are its symptoms
     assert judge(rows, topo, known=frozenset({("h2/gpu1", "card")})) == []
-    # a link between two of a group's cards explains that group alone
+    # a link between two of a group's cards explains that group alone: the host group left crosses
+    # the rail group (slow, explained) at the link's end card
     link = judge(rows, topo, known=frozenset({("h2/gpu1<->h3/gpu1", "link")}))
-    assert [(f.entity, f.evidence["groups"]) for f in measured(link)] == [("h2", ["host:h2"])]
+    assert [(f.entity, f.evidence["groups"]) for f in measured(link)] == [("h2/gpu1", ["host:h2"])]
 
 
 def test_a_lone_group_is_judged_against_design_where_bandwidth_bound_else_not_compared():

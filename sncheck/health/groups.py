@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.config.inventory import tier_design
-from sncheck.model import EntityKind, Finding, card_of, host_of, split_link
+from sncheck.model import EntityKind, Finding, card_of, host_of, natural_key, split_link
 from sncheck.probeplan import WITHOUT
 from sncheck.store.frames import RowFrames, kind_rows
 
@@ -448,6 +448,7 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
         return []
     bad = frame[slow(frame, bars(rule))]
     worst: dict[tuple[str, EntityKind], Finding] = {}  # one finding an entity: its worst group's
+    held = {str(g): _slow_cards(str(g), ctx) for g in bad["group"].unique()}  # what each slow group says is slow
     for group, rows_of in bad.groupby("group", sort=True):
         cards = group_members(str(group), ctx.topo)
         beyond = ctx.beyond.get(str(group))
@@ -459,8 +460,13 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
             rows_of = rows_of[rows_of["size_bytes"] >= beyond["from_bytes"]]
         over = spans(str(group), ctx.topo)
         entities = group_entities(str(group), ctx.topo)
+        wide = {kind for _, kind in entities} & {EntityKind.SUPERNODE, EntityKind.HOST}
+        at = crossing(cards, held, ctx.topo, hosts=EntityKind.SUPERNODE in wide) if wide else {}
+        entities = [(c, EntityKind.HOST if c in ctx.topo.inventory.hosts else EntityKind.CARD)
+                    for c in sorted(at, key=natural_key)] or entities
         for entity, kind in entities:
-            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule, [e for e, _ in entities], beyond)
+            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule, [e for e, _ in entities], beyond,
+                         at.get(entity, ()))
             had = worst.get((entity, kind))
             groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
             if had is None or f.evidence["measured"] < had.evidence["measured"]:
@@ -471,6 +477,37 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     # layer's other rules still judge it. A "not judged" finding for it made every clean run of a
     # single domain's stress layer "not judged" (bench_platform_accuracy's clean nvl72-rack run).
     return list(worst.values())
+
+
+def _slow_cards(group: str, ctx: "DetectContext") -> set[str]:
+    """The cards a slow group says may be slow: all of them, or where a named culprit explains it
+    only the cards that culprit sits on (:func:`explainers`). A host group slowed by its 0.85 card
+    must not cross a rail group a jittery card of another host slowed at a third, healthy card."""
+    cards = group_members(group, ctx.topo)
+    if ctx.beyond.get(group) is None and explained(cards, ctx.known, ctx.topo):
+        return explainers(cards, ctx.known, ctx.topo)
+    return set(cards)
+
+
+def crossing(cards: list[str], held: dict[str, set[str]], topo: "Topology", hosts: bool = True) -> dict[str, list[str]]:
+    """What inside a host's or one supernode's slow group (``cards``) the slow groups (``held``:
+    the cards each says may be slow, :func:`_slow_cards`) say is slow, each with the slow groups saying it:
+    the one or two cards where slow host and rail groups cross; else (``hosts``) the one or two
+    slow hosts whose every card it holds; else none (its host or supernode). A group's slowness
+    no culprit explains is first what the slow groups crossing it share with it, as the narrowing
+    finds its suspects and as wrong results are localised (invariants.wrong_not_localised), never
+    at once the host or supernode holding it: a card spiking 10x one op in five slowed host:node006 and rail:sn0:gpu1, its narrowing
+    named one link of it, and the rail group's finding "isolated" sn0's 32 cards under a passing
+    gate (reviews19 #9); a 4x-latency card's host and domain groups isolated its supernode (#4)."""
+    mine = set(cards)
+    slow = {g: c for g, c in held.items() if g.startswith("host:") and WITHOUT not in g}
+    rails = {g: c for g, c in held.items() if g.startswith("rail:") and WITHOUT not in g}
+    cross = {c for h in slow.values() for r in rails.values() for c in h & r} & mine
+    if 1 <= len(cross) <= 2:
+        return {c: sorted(g for g, h in {**slow, **rails}.items() if c in h and set(h) != mine) for c in cross}
+    inside = {name: [g] for g, h in slow.items() if (name := g.partition(":")[2]) in topo.inventory.hosts
+              and h == set(topo.cards_of_host(name)) and h < mine}  # a whole slow host group no culprit explains
+    return inside if hosts and 1 <= len(inside) <= 2 else {}
 
 
 def _one_of(entity: str, kind: EntityKind, named: list[str]) -> str:
@@ -484,7 +521,7 @@ def _one_of(entity: str, kind: EntityKind, named: list[str]) -> str:
 
 
 def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, entity: str, kind: EntityKind,
-             rule: "Rule", named: list[str], beyond: dict | None = None) -> Finding:
+             rule: "Rule", named: list[str], beyond: dict | None = None, at: list[str] | tuple = ()) -> Finding:
     worst = rows_of.loc[rows_of["value"].astype(float).idxmin()]
     first = int(rows_of["size_bytes"].min())
     sizes = sorted({int(s) for s in rows_of["size_bytes"]})
@@ -504,6 +541,10 @@ def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, ent
                 "smallest_bytes": first, "against": str(worst["basis"])}
     if beyond is not None:
         evidence["beyond"] = dict(beyond)
+    if at:  # the card where it crosses the slow host groups: not localised by a pair
+        how = "the slow groups cross only at it" if kind == EntityKind.CARD else "the slow host group inside it"
+        message += f"; {how} ({', '.join(at)}): not localised by a pair"
+        evidence.update(localised=False, crossing=sorted({group, *at}))
     if where:  # no one supernode holds it: the fabric its pairs cross (or each supernode), none as the culprit
         message += f"; not localised: {_one_of(entity, kind, named)}"
         evidence.update(localised=False, supernodes=over)
