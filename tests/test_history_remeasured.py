@@ -134,3 +134,15 @@ def test_a_stored_run_whose_results_json_is_gone_or_another_runs_resolves_nothin
     assert d["findings"]["resolved"] == [] and d["findings"]["not_remeasured"][0]["why"] == (
         f"what it measured is unknown: its results.json ({tmp / 'gate' / 'results.json'}) is now run {ids[0]}'s")
     assert d["notes"][1].startswith(f"RUN_B {ids[1]}: what it measured is unknown: its results.json"), d["notes"]
+
+
+def test_a_finding_on_a_host_the_later_run_could_not_reach_is_not_resolved(tmp_path):
+    layers = [{"name": "connectivity", "verdict": "fail"}]
+    a = _run_dir(tmp_path, "a", layers=layers, verdict="fail",
+                 findings=[_finding("n1/gpu0", "card"), _finding("n2/gpu0", "card")])
+    unreachable = {**_finding("n1", "host"), "rule": "host-unreachable", "not_measured": True, "not_judged": False}
+    b = _run_dir(tmp_path, "b", layers=layers, verdict="fail", findings=[unreachable])
+    d = json.loads(invoke("diff", a, b, "--json").output)
+    assert [f["entity"] for f in d["findings"]["resolved"]] == ["n2/gpu0"]  # before: n1/gpu0 as well
+    assert [(f["entity"], f["why"]) for f in d["findings"]["not_remeasured"]] == [
+        ("n1/gpu0", "n1 was not measured (host-unreachable)")]

@@ -24,7 +24,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, is_cable, parse_switch,
+from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, host_of, is_cable, parse_switch,
                            run_duration)
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
@@ -188,14 +188,19 @@ CONFIRM = "confirm"  # the retest's findings' layer (sncheck.run.confirm.NAME)
 class Coverage:
     """What a run measured: the layers it ran to the end (a layer skipped or cut short re-measured
     nothing for sure) and its scope (``--targets``: its cards and hosts; None, the whole inventory).
-    ``layers`` None: unknown (a stored run whose results.json is gone), ``why`` says so."""
+    ``layers`` None: unknown (a stored run whose results.json is gone), ``why`` says so. ``unmeasured``:
+    what the run's not-measured findings name (an unreachable host, a card whose test did not run):
+    nothing on them was re-measured, in any layer."""
 
-    def __init__(self, layers: set[str] | None, scope: Mapping[str, Any] | None, why: str | None = None) -> None:
+    def __init__(self, layers: set[str] | None, scope: Mapping[str, Any] | None, why: str | None = None,
+                 unmeasured: Mapping[str, str] | None = None) -> None:
         self.layers, self.scope, self.why = layers, scope, why
+        self.unmeasured = dict(unmeasured or {})
 
     @classmethod
     def of(cls, run: RunRecord) -> Coverage:
-        return cls({x.name for x in run.layers if not x.skipped and not x.cut_short}, run.scope)
+        return cls({x.name for x in run.layers if not x.skipped and not x.cut_short}, run.scope,
+                   unmeasured={f.entity: f.rule for f in run.findings if f.not_measured})
 
     @classmethod
     def stored(cls, run_id: str, results_path: str | None) -> Coverage:
@@ -224,8 +229,12 @@ class Coverage:
         wanted = list(f.get("measured_by") or ())
         if not self.layers & set(wanted):
             return f"it ran {self.ran()} (not {' or '.join(wanted)})"
-        if not self.holds(str(f.get("entity")), str(f.get("entity_kind"))):
+        entity = str(f.get("entity"))
+        if not self.holds(entity, str(f.get("entity_kind"))):
             return f"outside its scope ({self.scope_text()})"
+        parts = entity.split(LINK_SEP)
+        if on := next((e for e in (entity, *parts, *map(card_of, parts), *map(host_of, parts)) if e in self.unmeasured), None):
+            return f"{on} was not measured ({self.unmeasured[on]})"
         return None
 
     def holds(self, entity: str, kind: str) -> bool:
