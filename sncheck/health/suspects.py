@@ -3,6 +3,10 @@
 Not a rule: this only plans more measurements. Groups that failed validation, timed
 out, or ran slow against their peers point at cards; the host x rail grid of the
 stress groups narrows them to where a failing host group crosses a failing rail group.
+Each cause is its own grid: a group that never ran (failed, timed out) points at its cards
+whatever host and rail groups are slow beside it (reviews20 #9: a dead rail-2 leaf timed out
+cross:gpu2 whole, a slow link beside it made host:node005 slow, the one grid kept node005's
+cards alone, and the dead leaf was never narrowed, named or said).
 
 Peers here are groups of one kind AND one rank count: a bigger group is slower by the cost
 model alone (``t = k(p) alpha + F(p) n beta``), so inv-sizes' domain of 24 cards, set beside
@@ -27,10 +31,11 @@ SMALL_BYTES = 64 << 10
 def failing_groups(rows: pd.DataFrame) -> dict[str, set[str]]:
     coll = kind_rows(rows, "collective")
     if coll.empty:
-        return {"wrong": set(), "slow": set()}
+        return {"wrong": set(), "failed": set(), "slow": set()}
     coll = coll[coll["group_kind"] != "pair"]
     wrong = set(coll.loc[coll["wrong"].fillna(0) > 0, "group"])
-    slow = set(coll.loc[coll["status"] != "ok", "group"])
+    failed = set(coll.loc[coll["status"] != "ok", "group"])
+    slow: set[str] = set()
     ok = coll[coll["status"] == "ok"].copy()
     if not ok.empty:
         key = ["collective", "group_kind", "size_bytes", "ranks"]  # of one rank count only (module doc)
@@ -41,7 +46,7 @@ def failing_groups(rows: pd.DataFrame) -> dict[str, set[str]]:
         small = ok[(ok["size_bytes"] <= SMALL_BYTES) & (peers >= 3)]
         slow |= set(large.groupby("group")["bw_ratio"].median().loc[lambda s: s < SLOW_BW_RATIO].index)
         slow |= set(small.groupby("group")["t_ratio"].median().loc[lambda s: s > SLOW_TIME_RATIO].index)
-    return {"wrong": wrong, "slow": slow}
+    return {"wrong": wrong, "failed": failed, "slow": slow}
 
 
 def suspect_cards(rows: pd.DataFrame, groups: dict[str, tuple[str, ...]], topo: Topology,
