@@ -361,11 +361,17 @@ def test_suspects_compare_groups_of_one_rank_count_only():
 
     topo = topo_of(SIZES_INV)
     for seed in range(3):
-        assert failing_groups(model_rows(topo, seed)) == {"wrong": set(), "slow": set()}, seed
+        assert failing_groups(model_rows(topo, seed)) == {"wrong": set(), "failed": set(), "slow": set()}, seed
     rows = model_rows(topo, 3, slow={g: (0.5, 0) for g in ("host:h2", "rail:six:gpu1", "domain:six")})
     assert failing_groups(rows)["slow"] == {"host:h2", "rail:six:gpu1"}
     members = {g.id: g.members for g in stress_groups(topo)}
     assert suspect_cards(rows, members, topo) == {"h2/gpu1"}
+    # reviews20 #9: a group that never ran points at its cards whatever host and rail groups are slow beside
+    # it (one grid of both kept the host x rail crossing alone: a dead leaf's timed-out group vanished)
+    dead = next(g for g in members if not g.startswith(("host:", "rail:")))
+    rows.loc[rows["group"] == dead, "status"] = "timeout"
+    assert failing_groups(rows)["failed"] == {dead}
+    assert suspect_cards(rows, members, topo) == {"h2/gpu1"} | set(members[dead]), dead
 
 
 TWO_HOSTS = """name: two
