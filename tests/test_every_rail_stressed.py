@@ -115,3 +115,17 @@ def test_a_lone_group_s_tier_is_worked_out_once_not_once_a_row(monkeypatch) -> N
     assert cross == [f"cross:gpu{k}" for k in range(4)], cross
     assert (first.loc[first["group_kind"] == "cross", "basis"] == "design").any()  # read against the design
     pd.testing.assert_frame_equal(first, again)
+
+
+def test_a_dead_leaf_is_named_beside_another_slow_fault(tmp_path: Path) -> None:
+    """reviews20 #9: a dead rail-2 leaf (alone: found) beside a 0.5 link inside node005 vanished: the
+    link's slow host group took the narrowing's one grid, the timed-out cross:gpu2 pointed at nothing,
+    and the run failed for the link alone."""
+    plan, out = tmp_path / "faults.yaml", tmp_path / "run"
+    plan.write_text("faults:\n  - {type: dead_switch, target: 'leaf:su0-rail2'}\n"
+                    "  - {type: degraded_link, target: 'node005/gpu0<->node005/gpu1', factor: 0.5}\n")
+    r = CliRunner().invoke(main, ["run", "nightly-stress", "-i", str(ROOT / "fixtures/inventories/demo-2sn.yaml"),
+                                  "--backend", "mock", "--faults", str(plan), "--seed", "1", "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    named = {f["entity"] for f in res["findings"] if f["gates"]}
+    assert r.exit_code == 1 and {"leaf:su0-rail2", "node005/gpu0<->node005/gpu1"} <= named, (r.exit_code, named)
