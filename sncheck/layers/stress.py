@@ -248,7 +248,7 @@ def run(ctx: LayerContext) -> dict:
         summary["explained"] = {g: {"entity": e, "entity_kind": k} for g, (e, k) in sorted(why.items())}
     if suspects:
         ctx.narrowed = frozenset(suspects)
-        pointing = causes["slow"] | causes["wrong"] | shown | beyond  # the groups that pointed at suspects
+        pointing = causes["failed"] | causes["slow"] | causes["wrong"] | shown | beyond  # the groups that pointed at suspects
         narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: unexplained[g] for g in beyond}),
                                 joined=[groups[g] for g in sorted(pointing) if g in groups])
         ctx.progress(f"stress: narrowing over {len(narrow.groups)} pairs of {len(suspects)} suspect cards")
