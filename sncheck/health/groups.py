@@ -134,8 +134,8 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     # (reviews19 #2: with one cross group a rail, a ToR leaf holding every rail read as no slowness); the
     # peers' reading is kept where design's is within its bar and the peers' beyond theirs (one rail's NIC
     # at 0.6 is 0.6 of its peers, within design's 0.5: reviews20 #1, judged against design alone, a 0.6 NIC
-    # passed the nightly), and where design bounds nothing; else design's (a group beyond both is read as
-    # before, against design: the factor a culprit explains it by is a design factor)
+    # passed the nightly); else design's, and where design bounds nothing nothing (at latency-bound sizes a
+    # jittery card's spikes made its rail's cross group 'slow against its peers' and quarantined a leaf)
     t = g["time_us"].to_numpy(float)
     cross = kind.to_numpy() == "cross"
     lone = (count < 2) | cross
@@ -148,7 +148,7 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
         # each reading over its shipped bar: below 1 is beyond it
         to_design = by_design / t[lone] / DEFAULTS["design_below"]
         to_peers = by_peers / t[lone] / DEFAULTS["below"]
-        peers_kept = ~np.isnan(to_peers) & (np.isnan(to_design) | ((to_peers < 1) & (to_design >= 1)))
+        peers_kept = ~np.isnan(to_peers) & ~np.isnan(to_design) & (to_peers < 1) & (to_design >= 1)
         expected[lone] = np.where(peers_kept, by_peers, by_design)
         basis[lone] = np.where(peers_kept, "peers", np.where(bound, "design", "none"))
     return g.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis,
