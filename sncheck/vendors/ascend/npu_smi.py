@@ -514,7 +514,8 @@ def parse_help(text: str) -> dict[str, Any]:
     m = _TYPE_LIST.search(text)
     if not m:
         raise ParseError("no 'type:' list", tool="npu-smi-help")
-    types = [t.strip(" .") for t in re.split(r"[,\s]+", m.group(1)) if t.strip(" .")]
+    # a reporter's '...' or '…' among the types is no type: listing.elided says it, by its line
+    types = [t.strip(" .…") for t in re.split(r"[,\s]+", m.group(1)) if t.strip(" .…")]
     errors = [f"{t!r} is no npu-smi type (a lowercase word)" for t in types if not _TYPE_WORD.match(t)]
     return {"tool": "npu-smi-help", "types": types, "errors": errors}
 
