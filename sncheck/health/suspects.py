@@ -55,7 +55,8 @@ def suspect_cards(rows: pd.DataFrame, groups: dict[str, tuple[str, ...]], topo: 
     out: set[str] = set()
     for failed in (failing_groups(rows) if causes is None else causes).values():
         hosts = [set(groups[g]) for g in failed if g.startswith("host:") and g in groups]
-        rails = [set(groups[g]) for g in failed if g.startswith("rail:") and g in groups]
+        # a cross group (card k of every host it spans) is a rail over supernodes: it crosses a host at one card
+        rails = [set(groups[g]) for g in failed if g.startswith(("rail:", "cross:")) and g in groups]
         if hosts and rails:
             out |= {c for h in hosts for r in rails for c in h & r}
         elif hosts or rails:
