@@ -132,3 +132,19 @@ def test_a_dead_leaf_is_named_beside_another_slow_fault(tmp_path: Path) -> None:
     res = json.loads((out / "results.json").read_text())
     named = {f["entity"] for f in res["findings"] if f["gates"]}
     assert r.exit_code == 1 and {"leaf:su0-rail2", "node005/gpu0<->node005/gpu1"} <= named, (r.exit_code, named)
+
+
+def test_a_corrupting_card_on_a_lone_two_card_host_is_the_card_its_rails_cross_group_tells(tmp_path: Path) -> None:
+    """reviews20 #16: b1 is inv-dualrail's supernode sb alone, two cards. host:b1 and cross:gpu1 gave wrong
+    results; the grid kept host:b1's two cards (the cross group dropped), the narrowing's one pair could not
+    tell the card from the link, the link was named (it cannot be left out of a hostfile: the card kept
+    corrupting) and cross:gpu1's wrong results went to three healthy leaves. The cross group crosses the host
+    at b1/gpu1, and the narrowing borrows its peers over scale-out."""
+    plan, out = tmp_path / "faults.yaml", tmp_path / "run"
+    plan.write_text("faults:\n  - {type: corrupt_card, target: b1/gpu1}\n")
+    r = CliRunner().invoke(main, ["run", "nightly-stress", "-i", str(ROOT / "tests/data/scenarios-r11/inv-dualrail.yaml"),
+                                  "--backend", "mock", "--faults", str(plan), "--seed", "1", "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    named = {f["entity"] for f in res["findings"] if f["gates"]}
+    assert r.exit_code == 1 and named == {"b1/gpu1"}, (r.exit_code, named)
+    assert {s["entity"]: s["action"] for s in res["isolation"]}.get("b1/gpu1") == "isolate", res["isolation"]

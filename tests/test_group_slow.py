@@ -372,6 +372,9 @@ def test_suspects_compare_groups_of_one_rank_count_only():
     rows.loc[rows["group"] == dead, "status"] = "timeout"
     assert failing_groups(rows)["failed"] == {dead}
     assert suspect_cards(rows, members, topo) == {"h2/gpu1"} | set(members[dead]), dead
+    # a cross group crosses a host at one card, as a rail does (reviews20 #16)
+    cross = {"cross:gpu1": ("h1/gpu1", "h2/gpu1", "h3/gpu1"), "host:h2": ("h2/gpu0", "h2/gpu1")}
+    assert suspect_cards(rows, cross, topo, causes={"wrong": {"cross:gpu1", "host:h2"}}) == {"h2/gpu1"}
 
 
 TWO_HOSTS = """name: two
