@@ -91,8 +91,8 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
     card showed over scale-out in latency only, its healthy mate's link was named beside
     it, and on inv-rail-spines the card was missed and its supernode isolated (reviews19 #3).
     """
-    joined = [tuple(m) for m in joined]
-    parts = _apart(ctx, suspects, joined)
+    pointed = [tuple(m) for m in joined]
+    parts = _apart(ctx, suspects, pointed)
     order: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for part in parts:
@@ -104,7 +104,7 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
             cards |= set(ctx.topo.cards_of_supernode(sn)[:4])
         if len(cards) < 3:  # a supernode of one two-card host: from a group that pointed at it, over scale-out
             # (reviews20 #16: b1/gpu1's one pair with its mate could not tell the card from the link)
-            cards |= set(next((m[:4] for m in joined if set(part) & set(m)), ()))
+            cards |= set(next((m[:4] for m in pointed if set(part) & set(m)), ()))
         for rnd in round_robin([c.id for c in ctx.topo.cards if c.id in cards]):
             for a, b in rnd:
                 if (key := frozenset((a, b))) not in seen:
