@@ -78,7 +78,7 @@ def event(body: str) -> dict[str, Any] | None:
 
 
 def _gts(speed: str) -> float | None:
-    return float(speed.split()[0]) if speed[:1].isdigit() else None
+    return float(speed.split()[0]) if speed[:1].isdecimal() else None
 
 
 def _limited(m: re.Match[str]) -> str | None:
