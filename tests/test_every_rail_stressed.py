@@ -90,6 +90,38 @@ def test_a_cross_group_is_read_against_its_peer_rails_and_design_the_reading_nea
     assert (hosts["basis"] == "peers").any()  # the host groups still compare with each other
 
 
+def test_which_reading_judges_a_cross_group_is_chosen_by_the_rule_s_own_bars() -> None:
+    """A cross group read both ways was judged by whichever reading the SHIPPED bars chose (0.8 against
+    its peers, 0.5 against design): an operator whose collective-group-slow says ``below: 0.9`` had a
+    NIC at 0.85 (its rail's all-to-all 0.86 of the other rails') read against design (well within 0.5)
+    and pass. Each rule's bars choose now; the
+    shipped bars' choice is unchanged."""
+    import pandas as pd
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.health.groups import DEFAULTS, group_busbw, reading, slow
+    from sncheck.health.metrics import DetectContext
+    from sncheck.probeplan import StressPlan, stress_groups
+    from sncheck.run.inputs import load_faults_text, load_inventory
+    from sncheck.topology import Topology
+
+    inv = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")
+    topo = Topology(inv)
+    rows: list[dict] = []
+    MockBackend(topo, load_faults_text("faults: [{type: slow_nic, target: node003, port: 2, factor: 0.85}]", topo),
+                seed=0).collectives(StressPlan(groups=stress_groups(topo), sizes=(8, 256 << 20)), rows.append)
+    judged = group_busbw(pd.DataFrame(rows), DetectContext(topo, dict(inv.design)))
+    at = (judged["group"] == "cross:gpu1") & (judged["size_bytes"] == 256 << 20) & (judged["collective"] == "all_to_all")
+    shipped, strict = dict(DEFAULTS), dict(DEFAULTS, below=0.9)
+    assert set(judged[at]["basis"]) == {"design"} and not slow(judged, shipped)[at].any(), judged[at]
+    assert reading(judged, shipped) is judged  # the shipped bars' choice is the frame's own
+    mine = reading(judged, strict)
+    assert set(mine[at]["basis"]) == {"peers"} and (mine[at]["value"] < 0.9).all(), mine[at]
+    assert slow(judged, strict)[at].any()
+    others = judged["group"].isin([f"cross:gpu{k}" for k in (0, 2, 3)])
+    assert not slow(judged, strict)[others].any()  # the healthy rails stay within the stricter bar
+
+
 def test_a_lone_group_s_tier_is_worked_out_once_not_once_a_row(monkeypatch) -> None:
     """A cross group's rows are one a size and collective, and its tier reads every card of it (16,384
     at 131,072 cards): worked out a row, it cost the 16k gate ~1.2 s a group_busbw, four times a run.

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 NOT_GROUPS = ("pair", "confirm")  # the narrowing's pairs and a retest's groups are judged as pairs
 COLUMNS = ["group", "group_kind", "collective", "size_bytes", "ranks", "time_us", "expected_us", "value",
-           "excess_us", "noise_us", "basis"]
+           "excess_us", "noise_us", "basis", "peers_us", "design_us"]
 BANDWIDTH_BOUND = 0.1  # a lone group is judged against design where the latency term is under this share
 DEFAULTS = {"below": 0.8, "design_below": 0.5, "min_excess_us": 20.0, "noise_k": 3.0}  # the shipped rule's bars
 MAD_SIGMA = 1.4826  # a normal sample's standard deviation over its median absolute deviation
@@ -68,7 +68,9 @@ def bus_factor(collective: str, p: np.ndarray) -> np.ndarray:
 def group_busbw(rows, ctx: "DetectContext") -> pd.DataFrame:
     """Per group, collective and size: its median time, the time its peers predict for its
     ranks (``expected_us``), their ratio ``value`` (predicted over measured: below 1 is slower) and
-    the excess; ``basis`` says what it was judged against: peers, design, or none."""
+    the excess; ``basis`` says what it was judged against: peers, design, or none. A cross group
+    read both ways keeps both times (``peers_us``, ``design_us``): which one judges it depends on the
+    rule's bars (:func:`reading`); ``expected_us`` holds the shipped bars' choice."""
     coll = kind_rows(rows, "collective", ["group", "group_kind", "collective", "size_bytes", "ranks", "time_us",
                                           "status"])
     if coll.empty:
@@ -138,6 +140,7 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     # jittery card's spikes made its rail's cross group 'slow against its peers' and quarantined a leaf)
     t = g["time_us"].to_numpy(float)
     cross = kind.to_numpy() == "cross"
+    peers_us, design_us = np.full(len(g), np.nan), np.full(len(g), np.nan)
     lone = (count < 2) | cross
     if lone.any():  # the tier's design where the model makes it bandwidth-bound
         d_lat, d_bw = _design(g[lone], ctx)
@@ -145,14 +148,40 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
         bound = alpha_term <= BANDWIDTH_BOUND * (alpha_term + beta_term)
         by_design = np.where(bound, (alpha_term + beta_term) * f[lone] * n[lone], np.nan)
         by_peers = np.where(cross[lone] & (basis[lone] == "peers"), expected[lone], np.nan)
-        # each reading over its shipped bar: below 1 is beyond it
-        to_design = by_design / t[lone] / DEFAULTS["design_below"]
-        to_peers = by_peers / t[lone] / DEFAULTS["below"]
-        peers_kept = ~np.isnan(to_peers) & ~np.isnan(to_design) & (to_peers < 1) & (to_design >= 1)
+        peers_kept = _peers_kept(by_peers, by_design, t[lone], DEFAULTS)
         expected[lone] = np.where(peers_kept, by_peers, by_design)
         basis[lone] = np.where(peers_kept, "peers", np.where(bound, "design", "none"))
+        peers_us[lone], design_us[lone] = np.where(bound, by_peers, np.nan), by_design
     return g.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis,
-                    noise_us=_noise(g, x, f * n, kind_size + [p]))
+                    noise_us=_noise(g, x, f * n, kind_size + [p]), peers_us=peers_us, design_us=design_us)
+
+
+def _peers_kept(by_peers: np.ndarray, by_design: np.ndarray, t: np.ndarray, bar: dict[str, float]) -> np.ndarray:
+    """Where a group read both ways is judged against its peers: their reading beyond their bar and
+    design's within its own (each reading over its bar: below 1 is beyond it)."""
+    to_design, to_peers = by_design / t / bar["design_below"], by_peers / t / bar["below"]
+    return ~np.isnan(to_peers) & ~np.isnan(to_design) & (to_peers < 1) & (to_design >= 1)
+
+
+def reading(frame: pd.DataFrame, bar: dict[str, float]) -> pd.DataFrame:
+    """:func:`group_busbw`'s frame with each group read both ways judged by these bars (a rule's own):
+    its peers' reading where theirs is beyond ``below`` and design's within ``design_below``, else
+    design's. The frame keeps the shipped bars' choice; an operator's rule that moves the bars
+    chooses by its own (the shipped bars chose for every rule before)."""
+    if "peers_us" not in frame or frame.empty:
+        return frame
+    peers, design = frame["peers_us"].to_numpy(float), frame["design_us"].to_numpy(float)
+    both = ~np.isnan(peers) & ~np.isnan(design)
+    if not both.any():
+        return frame
+    t = frame["time_us"].to_numpy(float)
+    kept = _peers_kept(peers, design, t, bar)
+    swap = both & (kept != (frame["basis"].to_numpy() == "peers"))
+    if not swap.any():
+        return frame
+    expected = np.where(swap, np.where(kept, peers, design), frame["expected_us"].to_numpy(float))
+    basis = np.where(swap, np.where(kept, "peers", "design"), frame["basis"].to_numpy()).astype(object)
+    return frame.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis)
 
 
 def _noise(g: pd.DataFrame, x: np.ndarray, scale: np.ndarray, by: list) -> np.ndarray:
@@ -280,7 +309,8 @@ def bars(rule: "Rule | None") -> dict[str, float]:
 
 
 def slow(frame: pd.DataFrame, bar: dict[str, float]) -> pd.Series:
-    """Which rows of :func:`group_busbw` are beyond the bars."""
+    """Which rows of :func:`group_busbw` are beyond the bars (each read as they choose: :func:`reading`)."""
+    frame = reading(frame, bar)
     limit = np.where(frame["basis"] == "design", bar["design_below"], bar["below"])
     floor = np.maximum(bar["min_excess_us"], bar["noise_k"] * frame["noise_us"].astype(float).fillna(0.0))
     return (frame["value"].astype(float) < limit) & (frame["excess_us"].astype(float) >= floor)
@@ -376,7 +406,7 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
     if frame.empty or not members:
         return {}
     bar = bars(rule)
-    frame = frame[frame["group"].isin(list(members)) & (frame["basis"] != "none")]
+    frame = reading(frame[frame["group"].isin(list(members)) & (frame["basis"] != "none")], bar)
     latency = frame.groupby(["group", "collective"])["expected_us"].transform("min").astype(float)
     frame = frame[frame["expected_us"].astype(float) >= latency / BANDWIDTH_BOUND]
     bad = frame[slow(frame, bar)]
@@ -446,6 +476,7 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
+    frame = reading(frame, bars(rule))
     bad = frame[slow(frame, bars(rule))]
     worst: dict[tuple[str, EntityKind], Finding] = {}  # one finding an entity: its worst group's
     held = {str(g): _slow_cards(str(g), ctx) for g in bad["group"].unique()}  # what each slow group says is slow

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sncheck.health.groups import NOT_GROUPS, bars, group_busbw, slow
+from sncheck.health.groups import NOT_GROUPS, bars, group_busbw, reading, slow
 from sncheck.probeplan import WITHOUT, Group, StressPlan, without
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ def outcome(s: "Symptom", rule: "Rule", rows: pd.DataFrame, dctx: "DetectContext
     frame = group_busbw(rows, dctx) if not rows.empty else pd.DataFrame(columns=["group"])
     ids = [s.evidence["group"], *(g for g in s.evidence.get("groups", ()) if g != s.evidence["group"])]
     bad = frame[frame["group"].isin(ids)]
+    bad = reading(bad, bars(rule)) if not bad.empty else bad
     bad = bad[slow(bad, bars(rule))] if not bad.empty else bad
     if not bad.empty:
         w = bad.loc[bad["value"].astype(float).idxmin()]
