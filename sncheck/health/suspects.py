@@ -28,13 +28,19 @@ LARGE_BYTES = 1 << 20
 SMALL_BYTES = 64 << 10
 
 
+def failed_groups(coll: pd.DataFrame) -> set[str]:
+    """The groups (not the narrowing's pairs) of collective rows ``coll`` that did not run: a failed
+    or timed-out step, a group that never ran (its own cause: reviews20 #9)."""
+    return set(coll.loc[(coll["group_kind"] != "pair") & (coll["status"] != "ok"), "group"])
+
+
 def failing_groups(rows: pd.DataFrame) -> dict[str, set[str]]:
     coll = kind_rows(rows, "collective")
     if coll.empty:
         return {"wrong": set(), "failed": set(), "slow": set()}
+    failed = failed_groups(coll)
     coll = coll[coll["group_kind"] != "pair"]
     wrong = set(coll.loc[coll["wrong"].fillna(0) > 0, "group"])
-    failed = set(coll.loc[coll["status"] != "ok", "group"])
     slow: set[str] = set()
     ok = coll[coll["status"] == "ok"].copy()
     if not ok.empty:

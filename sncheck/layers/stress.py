@@ -11,7 +11,7 @@ from sncheck.model import host_of
 from sncheck.health.groups import (beyond_culprits, explained, explainer, explainers, group_busbw, launch_spread,
                                    slow_sizes)
 from sncheck.store.frames import kind_rows
-from sncheck.health.suspects import failing_groups, suspect_cards
+from sncheck.health.suspects import failed_groups, failing_groups, suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
 from sncheck.topology import round_robin
 from sncheck.layers.base import LayerContext
@@ -71,9 +71,8 @@ def shown_suspects(rows, groups: dict[str, tuple[str, ...]], topo, slow_at: dict
     wrong results: a wrong value costs no time (the cost model: ``corrupt_card`` and
     ``collective_corruption`` change values, not times), so it explains no group's slowness. r11-23:
     h200-06/gpu0's wrong reductions silenced cross:gpu0, slow from 512 MiB through a link at 0.3."""
-    coll = kind_rows(rows, "collective", ["group", "group_kind", "status"])
-    bad = (coll["group_kind"] != "pair") & (coll["status"] != "ok")
-    return suspect_cards(rows, groups, topo, causes={"failed": set(coll.loc[bad, "group"]),
+    failed = failed_groups(kind_rows(rows, "collective", ["group", "group_kind", "status"]))
+    return suspect_cards(rows, groups, topo, causes={"failed": failed,
                                                       "slow": {g for g, s in slow_at.items() if s <= top}})
 
 
