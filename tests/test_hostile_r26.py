@@ -124,7 +124,6 @@ def test_h26_03_a_release_validated_by_a_playbook_that_measures_nothing_of_it(tm
     assert "h1/gpu0" in _cli("status", "--state-dir", st).output
 
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 @pytest.mark.parametrize("cmd", ["run", "release"])
 def test_h26_04_a_run_directory_inside_a_state_directory(tmp_path: Path, clean: dict[str, Path], cmd: str) -> None:
     """H26-04: `connectivity --out STATE/sub` (and `release --after-repair --out STATE/sub`): the run's
@@ -219,7 +218,6 @@ def test_h26_07_a_topology_naming_one_thing_twice(tmp_path: Path, topology: str,
 
 # -- what an earlier run left -----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 def test_h26_08_force_removes_the_earlier_runs_report_css(tmp_path: Path, clean: dict[str, Path]) -> None:
     """H26-08: `--out DIR --force --format ''` over an earlier run with an HTML report: report.html
     removed, its report.css left beside a run that wrote no report. --force removes every file a

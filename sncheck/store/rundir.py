@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
 from sncheck.store.layout import LOCK_NAME, ROWS_DIR, run_around
-from sncheck.store.statedir import MARKS
+from sncheck.store.statedir import MARKS, state_around
 from sncheck.store.columncache import ColumnCache
 from sncheck.store.parts import Part, PartFrames
 from sncheck.store.passes import Passes
@@ -113,8 +113,10 @@ def _compression(schema: pa.Schema) -> dict[str, str]:
     return {f.name: "none" if pa.types.is_floating(f.type) else "snappy" for f in schema}
 
 RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
-RUN_FILES = (ROWS_DIR, "rows.jsonl", "results.json", "crash.log", "report.html", "junit.xml", "metrics.prom",
-             "sncheck.prom", "evidence")
+# every name a run writes: --force removes each, and a directory holding one without the lock is a user's
+# (report.css and ssh.log were left by --force beside a run that wrote none: hostile round 26, H26-08)
+RUN_FILES = (ROWS_DIR, "rows.jsonl", "results.json", "crash.log", "report.html", "report.css", "junit.xml",
+             "metrics.prom", "sncheck.prom", "evidence", "ssh.log")
 # (.sncheck.reserve is left by a killed run; a new run truncates it)
 # errnos that mean the disk or quota is full: the harness could not run (exit 3)
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -181,6 +183,9 @@ class RunStore:
             # its results.json, rows/ and reports among that run's measurements (hostile round 18, H18-22)
             raise ConfigError(f"is inside the run directory {outer}: a run's directory holds one run; give each "
                               "run its own --out beside it", str(self.dir))
+        if (store := state_around(self.dir)) is not None:
+            raise ConfigError(f"is inside the state directory {store}: a run's files and the store's are kept apart; "
+                              "give the run its own --out beside it", str(self.dir))
         if any(os.path.lexists(self.dir / mark) for mark in MARKS):
             # results.json, rows/ and reports among the fleet's isolation store, --force's removals in it
             # (hostile round 23, H23-12; a state directory holding a run was already refused)

@@ -13,6 +13,7 @@ program's files.
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -86,3 +87,35 @@ def check_files(db_path: Path) -> None:
         if os.path.islink(name):  # SQLite writes through a link: another file would become sncheck's database
             raise ConfigError(f"is a symbolic link (to {os.path.realpath(name)}): the state store writes through "
                               "no link (put the state directory itself there, or remove the link)", name)
+
+
+def _is_store(d: Path) -> bool:
+    """Whether ``d`` is sncheck's state directory: its isolation lock, or a state.db holding
+    sncheck's schema (another program's ``state.db`` above a run is no store)."""
+    if os.path.lexists(d / MARKS[1]):
+        return True
+    db = d / DB_NAME
+    try:
+        if not db.is_file():
+            return False
+        with open(db, "rb") as f:
+            if f.read(16) != b"SQLite format 3\x00":
+                return False
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):  # an unreadable file is no store
+        return False
+
+
+def state_around(path: Path) -> Path | None:
+    """The state directory ``path`` (a run directory) would be made inside, or None: a run's
+    results.json, rows and reports among the fleet's isolation store (hostile round 26, H26-04;
+    H23-12 refused the state directory itself, not one under it)."""
+    parent = Path(os.path.realpath(Path(path).parent))
+    for above in (parent, *parent.parents):
+        if _is_store(above):
+            return above
+    return None
