@@ -197,7 +197,6 @@ def test_h26_19_a_baseline_of_runs_on_two_backends(tmp_path: Path, clean: dict[s
 
 # -- Slurm's topology naming one thing twice ------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 @pytest.mark.parametrize("topology, says", [
     ("SwitchName=s0 Level=0 LinkSpeed=1 Nodes=g[1-2]\nSwitchName=s1 Level=0 LinkSpeed=1 Nodes=g[2-3]\n",
      "node g2 is under both 's0' and 's1'"),

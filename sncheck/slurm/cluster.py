@@ -147,16 +147,30 @@ def supernode_groups(topology_text: str, nodes: list[str]) -> tuple[dict[str, li
     wanted = set(nodes)
     for kind, key in (("block", "BlockName"), ("tree", "SwitchName")):
         chosen: dict[str, list[str]] = {}
+        seen: set[str] = set()
+        home: dict[str, str] = {}  # node -> the block or leaf switch that listed it
         for rec in recs:
             if key not in rec or not rec.get("Nodes"):
                 continue
             if kind == "tree" and rec.get("Level", "0") != "0":
                 continue
-            members = [n for n in _listed(rec["Nodes"], f"{key}={rec[key][:60]} Nodes") if n in wanted]
-            taken = {n for ms in chosen.values() for n in ms}
-            members = [n for n in members if n not in taken]
+            name = rec[key]
+            # one name twice (two answers run together) or one node under two leaves or in two blocks:
+            # which supernode is whose cannot be told; the first was kept, the second's nodes dropped or
+            # the first's written 'unplaced' (hostile round 26, H26-07)
+            if name in seen:
+                raise ConfigError(f"{key}={hostlist.quoted(name)} is listed twice: the supernodes cannot be told; "
+                                  "nothing written", "scontrol show topology")
+            seen.add(name)
+            members = [n for n in _listed(rec["Nodes"], f"{key}={name[:60]} Nodes") if n in wanted]
+            for n in members:
+                if n in home:
+                    raise ConfigError(f"node {n} is under both {hostlist.quoted(home[n])} and "
+                                      f"{hostlist.quoted(name)}: one supernode a node; nothing written",
+                                      "scontrol show topology")
+                home[n] = name
             if members:
-                chosen[rec[key]] = members
+                chosen[name] = members
         if chosen:
             left = [n for n in nodes if n not in {m for ms in chosen.values() for m in ms}]
             if left:
