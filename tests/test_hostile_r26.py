@@ -143,7 +143,6 @@ def test_h26_04_a_run_directory_inside_a_state_directory(tmp_path: Path, clean: 
 
 # -- one state directory, two fleets --------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 @pytest.mark.parametrize("cmd", ["isolate", "run"])
 def test_h26_05_a_state_directory_of_another_fleet(tmp_path: Path, clean: dict[str, Path], cmd: str) -> None:
     """H26-05: a state directory where node004 and node003/gpu2 of demo-2sn are isolated, then

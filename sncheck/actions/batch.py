@@ -68,6 +68,31 @@ def in_fleet(entity: Isolated, inventory: Inventory) -> bool:
     return True
 
 
+def refuse_other_fleet(store: StateStore, inventory: Inventory | None) -> None:
+    """Refuse (ConfigError, exit 2, nothing written) acting for ``inventory`` on a store whose
+    quarantines or isolations are of another fleet: entities no card, host or supernode of
+    ``inventory`` is, decided by runs of another inventory. The launcher files were rewritten
+    from the store for this fleet alone, so two isolations of the other fleet were undone in what
+    its scheduler reads (hostile round 26, H26-05). A host retired from this inventory while
+    isolated (its runs this inventory's) is no other fleet (hostile round 9)."""
+    if inventory is None:
+        return
+    other: dict[str, list[str]] = {}
+    for q in store.current_status():
+        if in_fleet(Isolated(q["entity"], q["entity_kind"]), inventory):
+            continue
+        fleet = (store.run(q["run_id"]) or {}).get("inventory") if q.get("run_id") else None
+        if fleet and fleet != inventory.name:
+            other.setdefault(str(fleet), []).append(q["entity"])
+    if other:
+        fleet, entities = next(iter(other.items()))
+        shown = ", ".join(entities[:3]) + (f" and {len(entities) - 3} more" if len(entities) > 3 else "")
+        raise ConfigError(f"holds isolations of inventory {fleet!r} ({shown}), of no card or host of inventory "
+                          f"{inventory.name!r}: one state directory serves one fleet (this one's launcher files "
+                          "would be rewritten without them); give each inventory its own --state-dir",
+                          str(store.dir))
+
+
 def switch_cards(inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict[str, list[str]]:
     """The cards whose rail each isolated switch carries (what draining it takes from the
     cap's count); a name that is no switch of the inventory's fabric counts nothing."""
@@ -223,7 +248,8 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
 def reconcile_store(store: StateStore, inventory: Inventory | None, runner: CommandRunner | None,
                     state_dir: Path) -> list[str]:
     """:func:`sncheck.actions.transaction.reconcile` with every action and the state
-    directory's launcher files (the caller holds the lock)."""
+    directory's launcher files (the caller holds the lock); a store of another fleet is refused first."""
+    refuse_other_fleet(store, inventory)
     return reconcile(store, actions_by_name=dict(ACTIONS), isolated_now=lambda: in_service_after(store, ()),
                      inventory=inventory, runner=runner, audit=AuditLog([state_dir]), out_dirs=[state_dir],
                      file_actions=[a for a in ACTIONS.values() if not a.external])

@@ -222,7 +222,7 @@ class Run:
         if self.backend is not None:
             return
         if self.state is not None:
-            self.state.open()
+            self.state.open(self.inventory)
         if self.opts.judge:
             self._resolve_baseline_ref()
         faults = load_faults(self.opts.faults, self.topo) if self.opts.faults else FaultPlan()

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sncheck.actions.batch import DEFAULT_VIA, RunActions, apply_run_isolation
+from sncheck.actions.batch import DEFAULT_VIA, RunActions, apply_run_isolation, refuse_other_fleet
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
 from sncheck.health.history import LAST_PASS, baseline_from_state, drift_history, trends
@@ -35,9 +35,11 @@ class RunState:
     apply: bool = False
     _released: dict[str, datetime | None] = field(default_factory=dict, repr=False)
 
-    def open(self) -> None:
-        """Read what the run needs before it starts: each entity's last release."""
+    def open(self, inventory: Inventory | None = None) -> None:
+        """Read what the run needs before it starts: each entity's last release; a store of
+        another fleet is refused before anything is measured."""
         with StateStore(Path(self.state_dir)) as st:  # repeat offenders: released within the window
+            refuse_other_fleet(st, inventory)
             self._released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
 
     def released_at(self, entity: str) -> datetime | None:
