@@ -104,7 +104,6 @@ def test_h26_02_a_golden_curve_sized_with_no_count(tmp_path: Path, clean: dict[s
 
 # -- release after repair ----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 def test_h26_03_a_release_validated_by_a_playbook_that_measures_nothing_of_it(tmp_path: Path,
                                                                               clean: dict[str, Path]) -> None:
     """H26-03: `release h1/gpu0 --after-repair --playbook GOLDEN-ONLY` with the card still at 0.3x:

@@ -25,7 +25,7 @@ from sncheck.cli.numbers import finite, whole
 from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.config.hostlist import check_name, quoted
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
-from sncheck.config.playbook import ParallelLayout
+from sncheck.config.playbook import ParallelLayout, Playbook
 from sncheck.health.capacity import capacity
 from sncheck.ledger.memory import MAX_DEGREE
 from sncheck.health.policy import DEFAULT_CAP
@@ -38,7 +38,7 @@ from sncheck.store.statedir import refuse_foreign_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
 
-from sncheck.actions.batch import DEFAULT_VIA, BatchResult, reconcile_store, run_batch
+from sncheck.actions.batch import DEFAULT_VIA, MEASURED_BY, BatchResult, reconcile_store, run_batch
 from sncheck.actions.transaction import DeferredSignals, StateLock
 from sncheck.transport import Connection, resolve_host
 from sncheck.run.inputs import load_playbook
@@ -372,6 +372,7 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
         rule = known[entity]["rule"] if entity in known else "manual"
         requests.append(ActionRequest(entity, k, "release", reason, rule, {"source": "sncheck release"}, run_id))
     if after_repair:
+        _measures(load_playbook(playbook_ref), entities, known)
         verdict, run_dir = _validate_scoped(entities, inventory, playbook_ref, backend, faults, seed, out)
         if verdict != "pass":
             click.echo(f"scoped validation of {', '.join(entities)}: {verdict}; nothing released (see {run_dir})")
@@ -382,6 +383,24 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
                                   {**r.evidence, "validation_run": str(run_dir)}, r.run_id) for r in requests]
     _operate(requests, inventory, via, apply, control_host, ssh_config, known_hosts, state_dir, None,
              "manual release")
+
+
+def _measures(playbook: Playbook, entities: tuple[str, ...], known: dict[str, dict]) -> None:
+    """Refuse (exit 2, before anything runs) a validation playbook without the layer that measures
+    each entity's symptom again: its isolating finding's layer (batch.MEASURED_BY), connectivity (the
+    layer that measures each card, link and host by itself) for one isolated by hand. A golden-only
+    playbook 'validated' a card still at 0.3x and released it (hostile round 26, H26-03)."""
+    ran = {layer.name for layer in playbook.layers}
+    for entity in dict.fromkeys(entities):
+        evidence = (known.get(entity) or {}).get("evidence")
+        layer = str(evidence.get("layer")) if isinstance(evidence, dict) and evidence.get("layer") else None
+        needed = MEASURED_BY.get(layer or "", ("connectivity",))
+        if not set(needed) & ran:
+            why = f"the {layer} layer found it" if layer in MEASURED_BY else "the layer that measures each card, " \
+                "link and host by itself"
+            raise ConfigError(f"--playbook {playbook.name!r} runs {', '.join(sorted(ran))}, not "
+                              f"{' or '.join(needed)} ({why}): it cannot validate {entity}; give a playbook "
+                              f"with {needed[0]}")
 
 
 def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
