@@ -73,7 +73,6 @@ def _curve(tmp_path: Path, **edit) -> Path:
     return _file(tmp_path, "curve.json", json.dumps({**c, **edit}))
 
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 def test_h26_01_a_golden_curve_shorter_than_the_training(tmp_path: Path, clean: dict[str, Path]) -> None:
     """H26-01: a golden curve holding the first 3 steps of the shipped mock-2 curve, the playbook
     training 60 (`golden: {steps: 60, reference: CURVE}`), a card whose loss diverges: steps 4-60
@@ -88,7 +87,6 @@ def test_h26_01_a_golden_curve_shorter_than_the_training(tmp_path: Path, clean: 
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 @pytest.mark.parametrize("ranks", ["two", -1, True, 2.5], ids=["text", "negative", "bool", "fraction"])
 def test_h26_02_a_golden_curve_sized_with_no_count(tmp_path: Path, clean: dict[str, Path], ranks: object) -> None:
     """H26-02: a golden curve whose `config.ranks` (the replica size it is the curve of) is 'two', -1,

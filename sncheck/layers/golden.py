@@ -42,7 +42,29 @@ def load_reference(ref: str) -> dict:
         raise ConfigError(f"not a golden curve (expected a JSON object with schema {SCHEMA!r})", str(path))
     validate(GoldenCurve, data, path, "golden curve")  # types, finite positive losses, band
     data["_path"] = str(path)
+    ranks = (data.get("config") if isinstance(data.get("config"), dict) else {}).get("ranks")
+    # the replica size it is the curve of: said as a count, or not said (every size); 'two' was read as
+    # not said and -1 made every replica 'not judged' (hostile round 26, H26-02)
+    if ranks is not None and (not isinstance(ranks, int) or isinstance(ranks, bool)):
+        raise ConfigError(f"golden curve {ref!r}: config.ranks is {ranks!r}, not a count of ranks per replica",
+                          str(path))
+    if ranks is not None and not 1 <= ranks <= MAX_CARDS_PER_HOST:  # a replica is a host's cards
+        raise ConfigError(f"golden curve {ref!r} is for replicas of {ranks} ranks (config.ranks): a replica is "
+                          f"a host's cards, 1 to {MAX_CARDS_PER_HOST}", str(path))
     return data
+
+
+def check_steps(curve: dict | None, steps: int | None) -> None:
+    """Refuse (exit 2, before anything runs) a golden curve, or one of a list, that holds fewer
+    steps than the playbook trains: the steps past its end were compared with nothing, and a loss
+    that diverged there passed (hostile round 26, H26-01)."""
+    if not curve or not steps:
+        return
+    for c in (curve.get("sizes") or {0: curve}).values():
+        if len(c["loss"]) < steps:
+            raise ConfigError(f"golden curve {c.get('name')!r} holds {len(c['loss'])} steps; the playbook trains "
+                              f"{steps}: steps {len(c['loss']) + 1}-{steps} would be judged against nothing (give "
+                              f"steps: {len(c['loss'])}, or a curve of {steps} steps)", c["_path"])
 
 
 def reference_set(refs: list[str], sizes: set[int]) -> dict:
@@ -56,12 +78,9 @@ def reference_set(refs: list[str], sizes: set[int]) -> dict:
     for ref in refs:
         curve = load_reference(ref)
         ranks = (curve.get("config") or {}).get("ranks")
-        if not isinstance(ranks, int) or isinstance(ranks, bool):
+        if ranks is None:  # (a count it is, in bounds: load_reference)
             raise ConfigError(f"golden curve {ref!r} does not say its ranks per replica (config.ranks): a list "
                               "of golden references is one per replica size", curve["_path"])
-        if not 1 <= ranks <= MAX_CARDS_PER_HOST:  # a replica is a host's cards: 0, -4 or 10^12 is no size
-            raise ConfigError(f"golden curve {ref!r} is for replicas of {ranks} ranks (config.ranks): a replica is "
-                              f"a host's cards, 1 to {MAX_CARDS_PER_HOST}", curve["_path"])
         if ranks in by_ranks:
             raise ConfigError(f"golden curves {by_ranks[ranks].get('name')!r} and {curve.get('name')!r} are both "
                               f"for replicas of {ranks} ranks: a list of golden references is one per replica size",

@@ -328,6 +328,7 @@ class Run:
                 if mismatch:  # a curve for another configuration cannot judge this one
                     self.inputs["golden_reference"]["ignored"] = mismatch
                     curve = None
+                golden.check_steps(curve, spec.options.get("steps"))
                 self.references[spec.name] = curve
 
     # ---- execute: measure each layer
