@@ -164,7 +164,6 @@ def test_h26_05_a_state_directory_of_another_fleet(tmp_path: Path, clean: dict[s
 
 # -- baselines -----------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 def test_h26_06_a_baseline_of_simulated_runs_judging_real_hosts(tmp_path: Path, clean: dict[str, Path]) -> None:
     """H26-06: `connectivity --backend ssh --baseline B` where B was made of mock runs: the simulator's
     numbers taken as what these hosts measured when known good. A baseline says the backend its runs
@@ -176,7 +175,6 @@ def test_h26_06_a_baseline_of_simulated_runs_judging_real_hosts(tmp_path: Path, 
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="short on main cb85375")
 def test_h26_19_a_baseline_of_runs_on_two_backends(tmp_path: Path, clean: dict[str, Path]) -> None:
     """H26-19: `baseline make MOCK_RUN SSH_RUN` (one run simulated, one measured on the hosts): their
     medians mixed into one baseline, exit 0. Refused as runs of two inventories are, naming both

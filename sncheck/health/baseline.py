@@ -42,24 +42,26 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
-def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | None, str | None, tuple, dict]:
-    """A run's verdict, inventory, run id, findings and topology from its results.json (None,
-    None, None, (), {}: a run killed before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
+def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | None, str | None, tuple, dict,
+                                                              str | None]:
+    """A run's verdict, inventory, run id, findings, topology and backend from its results.json (None,
+    None, None, (), {}, None: a run killed before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
     is refused by the reader (it was taken for a killed run, so a failed run's rows entered the
     baseline). A finished run whose duration its times cannot give (a clock stepped back) is
     ``note``d: its rows are as good as any."""
     if not os.path.lexists(path):
-        return None, None, None, (), {}
+        return None, None, None, (), {}, None
     data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
     if not isinstance(data, dict):
-        return "unreadable", None, None, (), {}
-    inventory, run_id = data.get("inventory"), data.get("run_id")
+        return "unreadable", None, None, (), {}, None
+    inventory, run_id, backend = data.get("inventory"), data.get("run_id"), data.get("backend")
     record = record_of(data, str(path))
     seconds, why = record.duration
     if seconds is None and record.finished is not None:
         note(f"{path}: duration unknown: {why}")
     return (record.verdict.value, inventory if isinstance(inventory, str) and inventory else None,
-            run_id if isinstance(run_id, str) and run_id else None, record.findings, record.topology or {})
+            run_id if isinstance(run_id, str) and run_id else None, record.findings, record.topology or {},
+            backend if isinstance(backend, str) and backend else None)
 
 
 def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dict) -> tuple[np.ndarray, list[str]]:
@@ -128,12 +130,13 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
     left_out: list[str] = []  # the entities a run's findings named: none of their rows is in it
     seen: dict[str, Path] = {}
     fleets: dict[str, Path] = {}  # inventory -> the first run of it
+    backends: dict[str, Path] = {}  # backend -> the first run on it
     for d in run_dirs:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         refuse_running(path)
-        verdict, inventory, record_id, findings, topology = _record(path / "results.json", note)
+        verdict, inventory, record_id, findings, topology, backend = _record(path / "results.json", note)
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         if inventory is not None:  # runs of two inventories: two fleets' norms in one (hostile round 17)
@@ -141,6 +144,11 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
                 raise ConfigError(f"measured inventory {inventory!r}, {other[1]} measured {other[0]!r}: a baseline "
                                   "is made from one inventory's runs", str(path))
             fleets.setdefault(inventory, path)
+        if backend is not None:  # the simulator's runs and the hosts' in one median (hostile round 26, H26-19)
+            if other := next(((b, p) for b, p in backends.items() if simulated(b) != simulated(backend)), None):
+                raise ConfigError(f"ran on backend {backend!r}, {other[1]} on {other[0]!r}: a baseline is made from "
+                                  "runs of the hosts or of the simulator, never both", str(path))
+            backends.setdefault(backend, path)
         frame = read_frames(path).kind("p2p")  # a part that cannot be read: ConfigError
         refuse_impossible(frame, path, "made into a baseline")
         # one run given twice (its directory with a slash, through a link, a copy) would count twice
@@ -194,12 +202,25 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runs": [str(d) for d in run_dirs], **({"inventory": next(iter(fleets))} if fleets else {}),
+            **({"backend": ",".join(sorted(backends))} if backends else {}),
             **({"left_out": left_out} if left_out else {}), "metrics": metrics}
 
 
-def check_inventory(baseline: dict, inventory: str) -> None:
+def simulated(backend: str) -> bool:
+    """Whether a backend's numbers are the simulator's (a record's ``backend``; a baseline's, joined)."""
+    return "mock" in backend.split(",")
+
+
+def check_inventory(baseline: dict, inventory: str, backend: str | None = None) -> None:
     """A baseline made from another inventory's runs (its ``inventory``) cannot judge this one:
-    refused, naming both (a baseline written before it said its inventory is taken as before)."""
+    refused, naming both (a baseline written before it said its inventory is taken as before).
+    Nor can the simulator's numbers judge the hosts, or the hosts' the simulator (its ``backend``;
+    hostile round 26, H26-06)."""
+    made_on = baseline.get("backend")
+    if backend is not None and isinstance(made_on, str) and simulated(made_on) != simulated(backend):
+        raise ConfigError(f"was made from runs on backend {made_on!r}; this run's backend is {backend!r}: a baseline "
+                          "of the simulator's numbers is no measurement of the hosts, nor theirs of it (make one "
+                          "from this backend's runs with 'sncheck baseline make')", baseline.get("_path"))
     made = baseline.get("inventory")
     if isinstance(made, str) and made != inventory:
         raise ConfigError(f"was made from runs of inventory {made!r}; this run's inventory is {inventory!r}: "

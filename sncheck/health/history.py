@@ -513,6 +513,8 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
     out = {"schema": BASELINE_SCHEMA, "name": name,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "runs": [r["run_id"] for r in runs], "source": "state", **({"inventory": fleets[0]} if fleets else {}),
+           **({"backend": ",".join(sorted(kinds))} if (kinds := {str(r["backend"]) for r in runs if r.get("backend")})
+              else {}),
            **({"left_out": left_out} if left_out else {}), "metrics": metrics}
     if calibration:
         out["calibration"] = calibration

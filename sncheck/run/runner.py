@@ -305,7 +305,7 @@ class Run:
         else:
             self.baseline = load_baseline(self.baseline_ref) if self.baseline_ref else None
             if self.baseline is not None:
-                check_inventory(self.baseline, self.inventory.name)
+                check_inventory(self.baseline, self.inventory.name, self.backend_name)
         self.inputs = {"playbook": provenance(self.playbook.name, self.playbook.source),
                        "rules": provenance(self.rules.source, self.rules.path),
                        # the files the rules extend (extends:): a run is reproduced with them too
