@@ -42,7 +42,8 @@ def load_reference(ref: str) -> dict:
         raise ConfigError(f"not a golden curve (expected a JSON object with schema {SCHEMA!r})", str(path))
     validate(GoldenCurve, data, path, "golden curve")  # types, finite positive losses, band
     data["_path"] = str(path)
-    ranks = (data.get("config") if isinstance(data.get("config"), dict) else {}).get("ranks")
+    config = data.get("config")
+    ranks = config.get("ranks") if isinstance(config, dict) else None
     # the replica size it is the curve of: said as a count, or not said (every size); 'two' was read as
     # not said and -1 made every replica 'not judged' (hostile round 26, H26-02)
     if ranks is not None and (not isinstance(ranks, int) or isinstance(ranks, bool)):
