@@ -392,7 +392,8 @@ def _measures(playbook: Playbook, entities: tuple[str, ...], known: dict[str, di
     playbook 'validated' a card still at 0.3x and released it (hostile round 26, H26-03)."""
     ran = {layer.name for layer in playbook.layers}
     for entity in dict.fromkeys(entities):
-        evidence = (known.get(entity) or {}).get("evidence")
+        row = known.get(entity) or {}
+        evidence = row["evidence"] if "evidence" in row else None  # the store's row: its recorded evidence
         layer = str(evidence.get("layer")) if isinstance(evidence, dict) and evidence.get("layer") else None
         needed = MEASURED_BY.get(layer or "", ("connectivity",))
         if not set(needed) & ran:
