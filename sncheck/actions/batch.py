@@ -246,10 +246,13 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
 
 
 def reconcile_store(store: StateStore, inventory: Inventory | None, runner: CommandRunner | None,
-                    state_dir: Path) -> list[str]:
+                    state_dir: Path, *, one_fleet: bool = False) -> list[str]:
     """:func:`sncheck.actions.transaction.reconcile` with every action and the state
-    directory's launcher files (the caller holds the lock); a store of another fleet is refused first."""
-    refuse_other_fleet(store, inventory)
+    directory's launcher files (the caller holds the lock). ``one_fleet``: a store of another fleet is
+    refused first (isolate, release; a run checks when it opens the store, before it measures; a job's
+    watch, whose inventory is its rank map's hosts, quarantines into the fleet's store)."""
+    if one_fleet:
+        refuse_other_fleet(store, inventory)
     return reconcile(store, actions_by_name=dict(ACTIONS), isolated_now=lambda: in_service_after(store, ()),
                      inventory=inventory, runner=runner, audit=AuditLog([state_dir]), out_dirs=[state_dir],
                      file_actions=[a for a in ACTIONS.values() if not a.external])

@@ -429,7 +429,7 @@ def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str
     try:
         with DeferredSignals() as signals, StateLock(sdir, signals=signals) if apply else nullcontext(), \
                 StateStore(sdir) as store:
-            for line in reconcile_store(store, inventory, runner, sdir):
+            for line in reconcile_store(store, inventory, runner, sdir, one_fleet=True):
                 click.echo(f"sncheck: reconciled: {line}", err=True)
             batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
                               audit=audit, out_dirs=[sdir], cap=cap, force_cap=force_cap, run_id=run_id,
