@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import textwrap
 from collections.abc import Iterator
 
 from grammars import Variant, generator
@@ -482,6 +483,17 @@ def last_errors_and_subgroups(rng: random.Random) -> Iterator[Variant]:
             f"Duplicate GPU detected : rank {rank} and rank 0 both on CUDA device 1000\n")
     yield Variant("torch-nccl", "DistBackendError with NCCL's last error", text,
                   (("nccl_version", version), ("nccl_errors[0].result", "invalid usage"),
+                   ("nccl_errors[0].last_error", f"Duplicate GPU detected : rank {rank} and rank 0 both on CUDA device 1000")),
+                  fails=True, stream=True)
+    # the same message word-wrapped by a reporter after its 'NCCL error in:', the tail indented (harvest 30's
+    # LUMI Q&A): the head names no ProcessGroupNCCL, the FILE:LINE and the version on lines of their own
+    head, rest = text.split("\n", 1)
+    width = rng.randrange(52, 80)
+    pieces = textwrap.wrap(head, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    wrapped = " \n".join(pieces) + "\n" + rest  # (CRLF is a delivery of every variant: DELIVERIES)
+    yield Variant("torch-nccl", f"DistBackendError word-wrapped at {width}", wrapped,
+                  (("nccl_version", version), ("nccl_errors[0].result", "invalid usage"),
+                   ("nccl_errors[0].where", "NCCLUtils.hpp:275"),
                    ("nccl_errors[0].last_error", f"Duplicate GPU detected : rank {rank} and rank 0 both on CUDA device 1000")),
                   fails=True, stream=True)
     ranks = sorted(rng.sample(range(1, 16), 2))

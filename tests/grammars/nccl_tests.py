@@ -271,6 +271,16 @@ def prepend_rank_chunks(rng: random.Random) -> Iterator[Variant]:
     # output holds the labels hydra put before the second and third piece of each row
     text = "\n".join(pieced(ln) for ln in lines) + ("\n" if lines[-1] else "")
     yield Variant("nccl-tests", "rows in pieces under -prepend-rank", text, tuple(run.values()), end=end)
+    # Open MPI's --tag-output alike (orte/mca/iof/base/iof_base_output.c: the tag at each forwarded chunk's start and
+    # after each newline in it): '[1,0]<stdout>:' before the second and third piece of a row (harvest 30); the tag at
+    # each line's start is the delivery's, as above (DELIVERIES' 'mpirun --tag-output')
+    tag = "[1,0]<stdout>:"
+    tagged = text.replace("[0]   ", tag + "   ")
+    yield Variant("nccl-tests", "rows in pieces under --tag-output", tagged, tuple(run.values()), end=end)
+    # the MPI library's line at MPI_Finalize after the run (Cray MPICH's; Open MPI's HPE counters print 'OpenMPI ...')
+    summary = f"{rng.choice(('MPICH', 'OpenMPI'))} Slingshot Network Summary: {rng.randrange(0, 200)} network timeouts"
+    text = "\n".join(lines[:end]) + f"\n\n{summary}\n\n"
+    yield Variant("nccl-tests", "the MPI library's Slingshot summary after the run", text, tuple(run.values()), end=end)
 
 
 @generator("nccl-tests")

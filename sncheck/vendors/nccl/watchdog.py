@@ -45,7 +45,8 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   ``getNcclErrorDetailStr``'s ``ncclRemoteError: ...`` and ``Last error:`` lines.
 
 A paste may wrap a long message at its terminal's width (20 columns and wider; a reporter's
-word wrap, which drops the blank it breaks at, from about 31): the tail lines, starting no line
+word wrap, which drops the blank it breaks at, from about 31; an NCCL error broken after its
+``NCCL error in:``, its tail indented, harvest 30): the tail lines, starting no line
 of their own (no rank, glog or launcher prefix, naming no rank of their own), after a piece at
 least 20 long that ends no sentence (a number's point is no full stop), are joined to the
 message again, each join tried with and without a blank (past 5 pieces, matched with every blank
@@ -417,9 +418,12 @@ def _ends_sentence(prev: str, raw: str) -> bool:
 
 
 def _message_head(head: str) -> bool:
-    """A line whose wrapped tail may follow it: a watchdog message's, or any glog or torch rank line
-    (at a narrow width its first piece ends before the file name or the group's prefix)."""
-    return "ProcessGroupNCCL" in head or "Rank " in head or bool(_STARTS_LINE.match(head.strip()))
+    """A line whose wrapped tail may follow it: a watchdog message's, C10D_NCCL_CHECK's ``NCCL error in:``
+    or the watchdog's ``NCCL error:`` (a word wrap may break either before its FILE:LINE: harvest 30's
+    LUMI Q&A, 'DistBackendError: NCCL error in: ' then '  ../torch/csrc/...cpp:1691, internal error, '), or
+    any glog or torch rank line (at a narrow width its first piece ends before the file name or the group's prefix)."""
+    return ("ProcessGroupNCCL" in head or "Rank " in head or "NCCL error" in head
+            or bool(_STARTS_LINE.match(head.strip())))
 
 
 def _joined_search(rx: re.Pattern[str], pieces: list[str]) -> re.Match[str] | None:

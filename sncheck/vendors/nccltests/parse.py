@@ -59,8 +59,11 @@ _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s
 # MPICH hydra's -prepend-rank labels each chunk it forwards, not each line: a row printed in three
 # pieces (common.cu: the size/count/type/redop/root part, then each half's timing) carries '[0] '
 # before each (nccl#1453); the label at the line's start is the delivery's, these are read out of a
-# line that then reads as a whole row (never out of any other line: NCCL INFO's '0[0] -> 1[1]')
-_CHUNK_LABEL = re.compile(r"(?<=\S)\[\d+\] ?")
+# line that then reads as a whole row (never out of any other line: NCCL INFO's '0[0] -> 1[1]').
+# Open MPI's --tag-output does the same (orte/mca/iof/base/iof_base_output.c orte_iof_base_write_output:
+# the tag '[J,R]<stdout>:' before each chunk it forwards and after each newline inside it, none at a
+# chunk's end that is not a line's): '-1[1,0]<stdout>:    85.14 ...' (harvest 30's EKS p5 log)
+_CHUNK_LABEL = re.compile(r"(?<=\S)(?:\[\d+\] ?|\[\d+,\d+\]<std(?:out|err)>: ?)")
 _COLLECTIVE_HEADER = re.compile(r"Collective test (?:starting|concluded):\s*(\S+)")
 # The collectives of the nccl-tests binaries (<name>_perf, <name>_perf_mpi): the one list.
 COLLECTIVES = ("all_reduce", "all_gather", "alltoall", "alltoallv", "reduce_scatter", "sendrecv", "broadcast",
@@ -114,11 +117,15 @@ _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|DIAG
 # aggregation (orte/util/show_help.c, prrte's help_output: '[host:pid] N more processes have
 # sent help message help-X.txt / topic' and 'Set MCA parameter "orte_base_help_aggregate" to 0
 # to see all help / error messages'), the shell's `time` (real/user/sys) and ssh -t's 'Connection to
-# HOST closed.' (clientloop.c). A topic that is an
-# abort or a fatal error is the job's failure, never the launcher's chatter.
+# HOST closed.' (clientloop.c), and the MPI library's Slingshot summary at MPI_Finalize, the world's
+# rank 0 alone: HPE's Cassini counter report, 'MPICH Slingshot Network Summary: N network timeouts' (Cray
+# MPICH; real capture harvest 30's Polaris files) and Open MPI's 'OpenMPI Slingshot Network Summary: %ld
+# network timeouts' (HPE's ompi_hwpc_cxi counters, opal_output at the default report level 1). A topic
+# that is an abort or a fatal error is the job's failure, never the launcher's chatter.
 _LAUNCHER = re.compile(r"^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:s|ve) sent help message (?P<topic>.*)|"
                        r"Set MCA parameter \"\w*help_aggregate\" to 0 to see all help / error messages)\s*$|"
                        r"^(?:real|user|sys)\s+\d+m[\d.]+s\s*$|"
+                       r"^(?:MPICH|OpenMPI) Slingshot Network Summary: \d+ network timeouts$|"
                        r"^Connection to \S+ closed\.$")  # ssh -t's own, at its end (clientloop.c)
 _LAUNCHER_FAILURE = re.compile(r"abort|fatal", re.IGNORECASE)  # (not "error": "error in device init" is a warning)
 
