@@ -130,15 +130,39 @@ def test_an_info_finding_from_the_start_leaves_its_card_in_the_baseline(fleets, 
     assert not any("node004/gpu1" in c for c in cards.values())
 
 
-def test_a_run_whose_every_row_a_suspect_measured_says_so(fleets, tmp_path):
-    # inv-tor's transient NIC (reviews18 #2's repro on main): the stress layer's groups of every supernode
-    # were slow, retested and released; every row left out, and the refusal said 'the runs hold no rows'
-    r = _made_with(fleets, tmp_path, [{"entity": sn, "entity_kind": "supernode", "layer": "stress",
-                                       "rule": "collective-group-slow", "severity": "info",
-                                       "message": f"{sn}: ... (released)", "evidence": {"severity_before_retest": "warning"},
-                                       "not_measured": False, "not_judged": False} for sn in ("sn0", "sn1")])
+def _group(sn: str, layer: str) -> dict:
+    """A supernode's group symptom, released by its retest, as a run of it wrote it."""
+    return {"entity": sn, "entity_kind": "supernode", "layer": layer, "rule": "collective-group-slow",
+            "severity": "info", "message": f"{sn}: ... (released)",
+            "evidence": {"severity_before_retest": "warning", "confirmed": False},
+            "not_measured": False, "not_judged": False}
+
+
+def test_a_released_group_symptom_of_the_collectives_leaves_no_pair_out(fleets, tmp_path):
+    # reviews20 #7: a passing gate's released collective-group-slow on rail:sn0:gpu2 (supernode sn0) took
+    # every pair with an end in sn0 out of the baseline, demo-2sn's whole scale-out tier with it: every
+    # later gate against it on the healthy fleet failed 'baseline-not-judged'. The stress layer measured no
+    # pair row; connectivity measured and judged them clean: a released symptom is no hole
+    r = _made_with(fleets, tmp_path, [_group("sn0", "stress"), _group("sn1", "golden")])
+    assert r.exit_code == 0, r.output
+    made = json.loads((tmp_path / "b.json").read_text())
+    assert "left_out" not in made and "left out" not in r.output, r.output
+    bw = made["metrics"]["p2p_bandwidth"]
+    assert set(bw["tier"]) == {"intra_host", "scale_up", "scale_out"}
+    assert "node003/gpu2" in bw["card"]["scale_out"] and "node012/gpu1" in bw["card"]["scale_up"]
+
+
+def test_a_run_whose_every_row_or_tier_a_suspect_measured_says_so(fleets, tmp_path):
+    # a symptom of the pairs themselves (connectivity's) held every supernode suspect: every row left out;
+    # the refusal said 'the runs hold no rows'
+    r = _made_with(fleets, tmp_path, [_group(sn, "connectivity") for sn in ("sn0", "sn1")])
     assert r.exit_code == 2 and not (tmp_path / "b.json").exists(), r.output
     assert "every measurement row was left out: the runs' findings held suspect sn0, sn1" in r.output, r.output
+    # one supernode of two: every scale-out pair has an end in it; a baseline without the tier the run
+    # measured would fail every later gate, so it is refused, the tier named
+    r = _made_with(fleets, tmp_path / "one", [_group("sn0", "connectivity")])
+    assert r.exit_code == 2 and not (tmp_path / "one/b.json").exists(), r.output
+    assert "every scale_out pair was left out: the runs' findings held suspect sn0" in r.output, r.output
 
 
 def test_a_nic_cable_named_leaves_its_nics_scale_out_pairs_out_of_a_baseline() -> None:
@@ -215,3 +239,14 @@ def test_a_record_whose_topology_is_no_mapping_is_refused_in_one_line(fleets, tm
         r = invoke(*args)
         assert r.exit_code == 2, (args, r.output)
         assert "topology is not a mapping" in r.output and "internal error" not in r.output, r.output
+
+
+def test_the_state_store_keeps_the_card_levels_a_released_group_symptom_named() -> None:
+    """reviews20 #7, the state path: a run with a supernode named gave no card level at all; a released
+    group symptom of the collectives keeps them, a released card of the pairs still leaves its own out."""
+    from sncheck.health.history import _without_named
+    from sncheck.store.results import finding_from_json
+    summ = {("card", c, "p2p_bandwidth/scale_up"): (450.0, 1.0, 7) for c in ("a1/gpu0", "a1/gpu1")}
+    card = {**_group("a1/gpu1", "connectivity"), "entity_kind": "card"}
+    kept, named = _without_named(summ, tuple(map(finding_from_json, (_group("sn0", "stress"), card))))
+    assert list(kept) == [("card", "a1/gpu0", "p2p_bandwidth/scale_up")] and named == ["a1/gpu1"]

@@ -23,11 +23,25 @@ from sncheck.store.layout import ROWS_DIR, is_run_dir
 from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
-from sncheck.model import EntityKind, Finding, card_of, host_of, is_cable, is_uplink, split_link
+from sncheck.model import EntityKind, Finding, Severity, card_of, host_of, is_cable, is_uplink, split_link
 
 SCHEMA = "sncheck.baseline/1"
 BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")
+PAIR_LAYERS = frozenset({"connectivity"})  # the layer whose pair rows a baseline holds (its retests' with them)
 OUTLIER_Z = 3.5
+_GROUPS = (EntityKind.HOST, EntityKind.SUPERNODE, EntityKind.SWITCH)
+
+
+def released_group_symptom(f: Finding) -> bool:
+    """A group's symptom (a host, supernode or switch no culprit was found in) that a layer
+    measuring no pair rows raised (the stress layer's collective groups, the golden model) and
+    its retest released: it says nothing of the pairs connectivity measured and judged clean, so
+    it leaves none of them out of a baseline (reviews20 #7: a released collective-group-slow on
+    rail:sn0:gpu2 took sn0's every pair, and with it demo-2sn's whole scale-out tier, out of a
+    passing run's baseline; every later gate against it failed 'baseline-not-judged')."""
+    released = f.severity == Severity.INFO and "severity_before_retest" in f.evidence \
+        and f.evidence.get("confirmed") is not True
+    return f.entity_kind in _GROUPS and released and not (f.layers() & PAIR_LAYERS)
 
 
 def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10) -> float:
@@ -71,7 +85,8 @@ def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dic
     baseline, and a later night at 0.8 of design read above 0.9 of it). A finding at info from the
     start says nothing of the values measured (fabric-errors-before-run: a counter above zero
     before the run): its entity keeps its level (reviews18 #2: such a card lost every level, and
-    was judged against its tier's night after night). A card, a NIC's card (its scale-out pairs), a link's
+    was judged against its tier's night after night), nor a released group symptom of the
+    collectives (:func:`released_group_symptom`). A card, a NIC's card (its scale-out pairs), a link's
     pair, a host's or a supernode's cards; a switch or a leaf-to-spine cable: the scale-out
     pairs of the NICs it serves (``evidence.nics``), every scale-out pair where it does not say
     them; a NIC's cable to its leaf, as its NIC. The mask, and the entities named."""
@@ -84,7 +99,7 @@ def named_rows(frame: pd.DataFrame, findings: tuple[Finding, ...], topology: dic
     sn_hosts = {s.get("name"): set(s.get("hosts") or ()) for s in topology.get("supernodes") or () if isinstance(s, dict)}
     named: list[str] = []
     for f in findings:
-        if not f.held_suspect:
+        if not f.held_suspect or released_group_symptom(f):
             continue
         kind, e = f.entity_kind, f.entity
         nic_cable = kind == EntityKind.LINK and is_cable(e) and not is_uplink(e)  # a NIC's to its leaf: the NIC's
@@ -131,6 +146,7 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
     seen: dict[str, Path] = {}
     fleets: dict[str, Path] = {}  # inventory -> the first run of it
     backends: dict[str, Path] = {}  # backend -> the first run on it
+    measured: set[str] = set()  # the tiers the runs' pair rows measured
     for d in run_dirs:
         path = Path(d)
         if not is_run_dir(path):
@@ -167,6 +183,7 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
                  "not, are no known-good level")
             left_out.extend(n for n in named if n not in left_out)
         frames.append(frame[~drop])
+        measured.update(_tiers(frame))
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty and left_out:  # (rows there were: every one of them a suspect's)
         raise ConfigError(f"every measurement row was left out: the runs' findings held suspect "
@@ -175,6 +192,12 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
                           ", ".join(map(str, run_dirs)))
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
+    if lost := sorted(measured - _tiers(p2p)):  # a tier the runs measured, none of it known-good
+        raise ConfigError(f"every {' and '.join(lost)} pair was left out: the runs' findings held suspect "
+                          f"{', '.join(left_out[:6])}{', ...' if len(left_out) > 6 else ''} (released or not), and "
+                          f"a baseline without the {' and '.join(lost)} tier fails every later run that measures "
+                          "it ('baseline-not-judged'); make the baseline from other passing runs",
+                          ", ".join(map(str, run_dirs)))
     rows = RowFrames({"p2p": p2p})
     ctx = rows_context()
     metrics = {}
@@ -209,6 +232,10 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
 def simulated(backend: str) -> bool:
     """Whether a backend's numbers are the simulator's (a record's ``backend``; a baseline's, joined)."""
     return "mock" in backend.split(",")
+
+
+def _tiers(frame: pd.DataFrame) -> set[str]:
+    return set(frame["tier"].dropna().astype(str)) if "tier" in frame.columns else set()
 
 
 def check_inventory(baseline: dict, inventory: str, backend: str | None = None) -> None:

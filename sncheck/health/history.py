@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.errors import ConfigError
-from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record
+from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record, released_group_symptom
 from sncheck.health.summaries import Summary, summarize
 from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, host_of, is_cable, parse_switch,
                            run_duration)
@@ -543,7 +543,7 @@ def _without_named(summ: dict, found: tuple[Finding, ...]) -> tuple[dict, list[s
     switch or cable leave it out, and a link (one pair of many under a median) does not. A
     supernode's hosts are not in the store: a run with a supernode named gives no card level."""
     cards = [(k, e, m) for k, e, m in summ if k == "card" and "/" in m]
-    found = tuple(f for f in found if f.held_suspect
+    found = tuple(f for f in found if f.held_suspect and not released_group_symptom(f)  # (the pairs' own: kept)
                   and not (f.entity_kind == EntityKind.LINK and not is_cable(f.entity)))  # (a card link: no card level)
     if not found or not cards:
         return summ, []
