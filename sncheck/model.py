@@ -14,9 +14,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from functools import lru_cache
+from typing import Any
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -512,3 +514,24 @@ def entity_kind(entity: str) -> str:
     if sep and host and index_of(tail, "nic") is not None:
         return "nic"
     return "host"
+
+
+def scope_holds(kind: str, entity: str, scope: Mapping[str, Any] | None) -> bool:
+    """Whether a run of ``scope`` (results.json ``scope``; None or empty: the whole inventory)
+    measured ``entity`` whole: a card, a NIC (its card), a host, a card-to-card link whose two
+    cards are in it, a NIC's cable to its leaf (its NIC's card), and a switch or leaf-to-spine
+    cable the run's targets named (``scope.fabric``: every pair through it measured); a
+    supernode only a whole run measures (reviews20 #14: a scoped run of a switch or NIC
+    measured it, and neither released its quarantine nor said it re-measured it)."""
+    if not scope:
+        return True
+    cards = set(scope.get("cards") or ())
+    if kind in (EntityKind.CARD, EntityKind.NIC):
+        return card_of(entity) in cards
+    if kind == EntityKind.HOST:
+        return entity in set(scope.get("hosts") or ())
+    if kind == EntityKind.LINK and not is_uplink(entity) and any(parse_switch(p) is None for p in entity.split(LINK_SEP)):
+        return all(card_of(p) in cards for p in entity.split(LINK_SEP) if parse_switch(p) is None)
+    if kind in (EntityKind.SWITCH, EntityKind.LINK):
+        return entity in set(scope.get("fabric") or ())
+    return False

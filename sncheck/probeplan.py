@@ -15,7 +15,7 @@ import numpy as np
 
 from sncheck.config.playbook import CROSS_MODES
 from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rail_round_positions, round_robin_positions
-from sncheck.model import host_of, rail_of
+from sncheck.model import LINK_SEP, card_of, host_of, is_cable, is_switch, is_uplink, parse_switch, rail_of, split_link
 from sncheck.topology import link_id
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
@@ -416,13 +416,20 @@ def solo_groups(cards: list[str]) -> tuple[Group, ...]:
 def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozenset[str]:
     """The cards ``targets`` names: cards as they are, hosts as all their cards, supernodes
     as all theirs; each target may be a hostlist expression (``node[003-004]``, and
-    ``node[003-004]/gpu2`` for that card of each host), several separated by commas."""
+    ``node[003-004]/gpu2`` for that card of each host), several separated by commas. A NIC
+    (``node003/nic2``) names its card, a link both its cards, and a switch or a cable of the
+    fabric the cards of the NICs whose paths cross it (:func:`target_fabric`): every pair that
+    touches them is measured again (reviews20 #12, #14: a repaired NIC, leaf or cable could not
+    be validated by a scoped run, so its quarantine stayed for good or was released unmeasured)."""
 
     inv = topo.inventory
     cards: set[str] = set()
     names: list[str] = []
     for expr in targets:
         for part in _split_top(expr):
+            if (on := _fabric_cards(topo, part)) is not None:
+                cards.update(on)
+                continue
             host_expr, sep, card = part.partition("/")  # node[003-004]/gpu2: that card of each host
             try:
                 hosts = hostlist.expand(host_expr)
@@ -436,12 +443,37 @@ def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozen
             cards.update(topo.cards_of_host(name))
         elif name in topo.supernode_names:
             cards.update(topo.cards_of_supernode(name))
+        elif card_of(name) != name and card_of(name) in topo.by_id:  # a NIC: the card of its rail
+            cards.add(card_of(name))
         else:
-            raise ConfigError(f"--targets: {name!r} is not a card, host or supernode of inventory "
-                              f"{inv.name}; cards are named <host>/gpu<index>, e.g. node003/gpu2")
+            raise ConfigError(f"--targets: {name!r} is not a card, NIC, host or supernode of inventory "
+                              f"{inv.name}; cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs "
+                              "<host>/nic<rail>, links <card><-><card>, switches leaf:<name> or spine:<name>")
     if not cards:
         raise ConfigError("--targets names no card")
     return frozenset(cards)
+
+
+def target_fabric(targets: tuple[str, ...] | list[str]) -> list[str]:
+    """The switches and cables ``targets`` names (what a scoped run measured whole: every pair
+    through them), in the order given."""
+    return list(dict.fromkeys(part for expr in targets for part in _split_top(expr)
+                              if LINK_SEP in part or parse_switch(part) is not None))
+
+
+def _fabric_cards(topo: Topology, name: str) -> list[str] | None:
+    """The cards a link, switch or cable target names (None: it names none of these)."""
+    if LINK_SEP not in name and parse_switch(name) is None:
+        return None
+    if not topo.is_entity(name) or parse_switch(name) is not None and not is_switch(name):
+        raise ConfigError(f"--targets: {name!r} is not a link, switch or cable of inventory {topo.inventory.name}; "
+                          "links are named <card><-><card>, switches leaf:<name> or spine:<name>, cables "
+                          "<host>/nic<rail><->leaf:<name>[<port>]")
+    if LINK_SEP in name and not is_cable(name):
+        return list(split_link(name))
+    if LINK_SEP in name and not is_uplink(name):  # a NIC's cable to its leaf: the NIC's card
+        return [card_of(next(p for p in split_link(name) if parse_switch(p) is None))]
+    return [card_of(n) for n in topo.fabric.nics_of(name)]
 
 
 def _split_top(expr: str) -> list[str]:

@@ -103,3 +103,18 @@ def test_report_to_dict_is_json_ready(demo: Topology) -> None:
     assert d["layout"] == {"tp": 4, "ep": 8, "pp": 1, "dp": 8, "world": 32, "unit": 8}
     assert d["supernodes"][0]["hosts_out"] == ["node003"]
     json.dumps(d)
+
+
+def test_a_nic_or_switch_isolation_takes_out_what_it_masks(demo: Topology) -> None:
+    # reviews20 #12: a run isolated node003/nic2 (its card masked in cuda_visible_devices) and a leaf
+    # (the fleet cap counted it as 16 cards out), and capacity said 64/64 healthy, 'not in inventory'
+    report = capacity(demo, ["node003/nic2"], ParallelLayout())
+    assert report.healthy_cards == 63 and report.supernodes[0].cards_out == ["node003/gpu2"] and not report.ignored
+    assert report.taken == ["node003/nic2: its card node003/gpu2 is masked (a NIC is isolated by masking its card)"]
+    report = capacity(demo, ["leaf:su0-rail2", "node003/nic2"], ParallelLayout())
+    assert report.healthy_cards == 48 and not report.ignored
+    assert report.supernodes[1].cards_out == [f"node{h:03d}/gpu2" for h in range(9, 17)]
+    assert "leaf:su0-rail2: rail 2 drained on the 16 hosts it serves: 16 cards out of service" in report.taken[0]
+    report = capacity(demo, ["node003/nic2<->leaf:su0-rail2[3]", "leaf:nope"], ParallelLayout())
+    assert report.healthy_cards == 64 and "a cable takes no card out" in report.ignored[0]
+    assert "not in inventory" in report.ignored[1]

@@ -39,6 +39,19 @@ def test_target_cards_take_cards_hosts_hostlists(topo: Topology) -> None:
             target_cards(topo, bad)
 
 
+def test_target_cards_take_nics_links_switches_and_cables(topo: Topology) -> None:
+    # reviews20 #14: '--targets leaf:su0-rail2' was "bad host name", '--targets node003/nic2' "not a card,
+    # host or supernode": a repaired NIC, leaf or cable could not be validated by a scoped run
+    assert target_cards(topo, ["node003/nic2"]) == {"node003/gpu2"}
+    assert target_cards(topo, ["node003/gpu1<->node011/gpu1"]) == {"node003/gpu1", "node011/gpu1"}
+    assert target_cards(topo, ["node003/nic2<->leaf:su0-rail2[3]"]) == {"node003/gpu2"}
+    assert target_cards(topo, ["leaf:su0-rail2,node001"]) == {f"node{h:03d}/gpu2" for h in range(1, 17)} | \
+        {f"node001/gpu{i}" for i in range(4)}
+    for bad in (["leaf:nope"], ["node003/nic9"], ["leaf:su0-rail2[3]"], ["node003/gpu1<->node003/gpu1"]):
+        with pytest.raises(ConfigError):
+            target_cards(topo, bad)
+
+
 def test_scoped_plans_touch_the_targets_only(topo: Topology) -> None:
     full = connectivity_plan(topo)
     cards = target_cards(topo, ["node003/gpu2"])
@@ -103,3 +116,33 @@ def test_release_after_repair_releases_only_on_a_pass(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "scoped validation of node003/gpu2: pass" in res.output, res.output
     status = json.loads(sncheck("status", "--json", "--state-dir", state).output)["status"]
     assert status == []
+
+
+def test_a_nic_switch_or_link_is_validated_after_repair_and_a_scoped_run_releases_its_quarantine(tmp_path: Path) -> None:
+    """reviews20 #12/#14: `release node003/nic2 --after-repair` was refused ("not in inventory": a
+    NIC could only be released unvalidated), and a scoped run released card and host quarantines
+    only: a switch, NIC or link quarantine stayed for good after a clean run that measured it."""
+    from sncheck.actions.batch import released_by_scope
+    from sncheck.health.history import Coverage
+    from sncheck.store.results import read_record
+    targets = ("node003/nic2", "leaf:su0-rail1", "node005/gpu0<->node013/gpu0")
+    res = sncheck("release", *targets, "--after-repair", "-i", DEMO, "--backend", "mock", "--playbook",
+                  "post-delivery", "--out", str(tmp_path / "v"), "--state-dir", str(tmp_path / "state"))
+    assert res.exit_code == 0 and "scoped validation of node003/nic2, leaf:su0-rail1, node005/gpu0<->node013/gpu0: pass" \
+        in res.output, res.output
+    run = read_record(tmp_path / "v" / "results.json")
+    assert run.scope["fabric"] == ["leaf:su0-rail1", "node005/gpu0<->node013/gpu0"] and "node003/gpu2" in run.scope["cards"]
+
+    def quarantined(entity: str, kind: str, layer: str = "connectivity") -> dict:
+        return {"entity": entity, "entity_kind": kind, "action": "quarantine", "evidence": {"layer": layer},
+                "reason": "slow", "rule": "p2p-bandwidth-below-design", "run_id": "earlier"}
+    status = [quarantined("leaf:su0-rail1", "switch"), quarantined("node003/nic2", "nic"),
+              quarantined("node005/gpu0<->node013/gpu0", "link"), quarantined("node003/nic2<->leaf:su0-rail2[3]", "link"),
+              quarantined("leaf:su0-rail3", "switch"), quarantined("node009/nic3", "nic"),
+              quarantined("node001/nic1", "nic", layer="stress")]  # the stress layer's symptom: not measured here
+    steps = {s.entity: s.action.value for s in released_by_scope(run, status)}
+    assert steps == {"leaf:su0-rail1": "release", "node003/nic2": "release", "node005/gpu0<->node013/gpu0": "release",
+                     "node003/nic2<->leaf:su0-rail2[3]": "release", "node001/nic1": "quarantine"}, steps
+    # and the history's 'resolved' reads the same scope: the leaf was re-measured, another leaf was not
+    cover = Coverage.of(run)
+    assert cover.holds("leaf:su0-rail1", "switch") and not cover.holds("leaf:su0-rail3", "switch")

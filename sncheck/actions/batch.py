@@ -14,11 +14,12 @@ from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Fabric
-from sncheck.model import Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, host_of, hosts_of
+from sncheck.model import LINK_SEP, Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, host_of, hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
 from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, get_action, perform
+from sncheck.actions.scope import measured_whole
 from sncheck.actions.transaction import DeferredSignals, StateLock, apply_each, check_outputs, reconcile
 
 DEFAULT_VIA = ("hostfile", "cuda_visible_devices")
@@ -267,31 +268,31 @@ KEPT = " [quarantine kept by the scoped run "
 
 def released_by_scope(run: RunRecord, status: Sequence[Mapping[str, Any]]) -> list[IsolationStep]:
     """A scoped run (``--targets``) is the confirmation of what is quarantined in its
-    scope (``sncheck watch`` quarantines from a job's own signals): a quarantined card
-    or host it measured and found nothing on is released. Measured: the run ran, whole, a
+    scope (``sncheck watch`` quarantines from a job's own signals): a quarantined card,
+    host, NIC, link, cable or switch it measured whole (:func:`measured_whole`) and found
+    nothing on is released. Measured: the run ran, whole, a
     layer that measures the quarantining finding's symptom (:data:`MEASURED_BY`); a
     golden-only scoped run released a card quarantined for its p2p latency (reviews19 #6):
     such a quarantine stays, and the run says why (a quarantine step, its reason a note).
     Nothing is released by a run that ended in error, or one with any finding on the
-    entity (a finding there makes its own decision) or on the host of a card, or from
+    entity (a finding there makes its own decision), on a NIC's or a link's card, or on the host of a card, or from
     outside the run's scope."""
     scope = run.scope
     if not scope or run.error is not None or run.verdict == Verdict.ERROR:
         return []
-    cards, hosts = set(scope.get("cards") or ()), set(scope.get("hosts") or ())
     touched = {f.entity for f in run.findings} | {e.entity for e in run.isolation}
-    touched |= {h for e in touched for h in hosts_of(e)}
+    touched |= {h for e in touched for h in hosts_of(e)} | {card_of(e) for e in touched}  # (a NIC's card)
     found_hosts = {f.entity for f in run.findings if f.entity_kind == EntityKind.HOST} | \
         {e.entity for e in run.isolation if e.entity_kind == EntityKind.HOST}
     ran = {layer.name for layer in run.layers if not layer.skipped and not layer.cut_short}
     out = []
     for q in status:
         e = q["entity"]
-        if q["action"] != Action.QUARANTINE or e in touched:
+        if q["action"] != Action.QUARANTINE or {e, *map(card_of, e.split(LINK_SEP))} & touched:  # (a NIC's, link's cards)
             continue
         if q["entity_kind"] == EntityKind.CARD and host_of(e) in found_hosts:
             continue
-        if (q["entity_kind"] == EntityKind.CARD and e in cards) or (q["entity_kind"] == EntityKind.HOST and e in hosts):
+        if measured_whole(q["entity_kind"], e, scope, run.findings):  # a card, host, NIC, link, cable or switch
             layer = (q["evidence"] if isinstance(q["evidence"], Mapping) else {}).get("layer")
             if not set(MEASURED_BY.get(str(layer), ())) & ran:
                 first = str(q.get("reason") or "").split(KEPT)[0]

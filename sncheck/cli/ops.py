@@ -31,7 +31,7 @@ from sncheck.ledger.memory import MAX_DEGREE
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, local_inventory
 from sncheck.run.inputs import load_inventory
-from sncheck.model import is_switch
+from sncheck.model import card_of, is_switch
 from sncheck.report import outputs
 from sncheck.store.state import DB_NAME, StateStore, default_state_dir
 from sncheck.store.statedir import refuse_foreign_dir
@@ -112,14 +112,17 @@ def _classify(entity: str, topo: Topology) -> str:
         return "card"
     if entity in inv.hosts:
         return "host"
+    if card_of(entity) != entity and card_of(entity) in topo.by_id:  # a NIC: the card of its rail
+        return "nic"
     if "<->" in entity and topo.is_entity(entity):
         return "link"
     if entity in topo.supernode_names:
         return "supernode"
     if is_switch(entity) and topo.is_entity(entity):
         return "switch"
-    raise ConfigError(f"{quoted(entity, 80)} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
-                      "cards are named <host>/gpu<index>, e.g. node003/gpu2, switches leaf:<name> or spine:<name>")
+    raise ConfigError(f"{quoted(entity, 80)} is not a card, NIC, host, link or switch of inventory {inv.name} "
+                      f"({inv.source}); cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs <host>/nic<rail>, "
+                      "switches leaf:<name> or spine:<name>")
 
 
 def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
@@ -306,8 +309,8 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
     requests = []
     for entity in dict.fromkeys(entities):
         k = _classify(entity, topo)
-        if k not in ("card", "host", "switch"):
-            raise ConfigError(f"{entity!r} is a {k}; only cards, hosts and switches can be isolated "
+        if k not in ("card", "nic", "host", "switch"):
+            raise ConfigError(f"{entity!r} is a {k}; only cards, NICs, hosts and switches can be isolated "
                               f"(isolate {'one of its cards' if k == 'link' else 'its hosts'})")
         if kind is not None and k != kind:
             raise ConfigError(f"{entity!r} is a {k}, not a {kind}")
@@ -491,7 +494,7 @@ def capacity_cmd(inventory_path: str | None, tp: int, ep: int, pp: int, dp: int,
                    f"{report.max_dp}")
         for w in report.warnings:
             click.echo(f"warning: {w}", err=True)
-        for note in report.ignored:
+        for note in report.taken + report.ignored:
             click.echo(f"note: {note}", err=True)
     if not report.fits:
         raise click.exceptions.Exit(1)

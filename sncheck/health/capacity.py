@@ -15,8 +15,10 @@ The model (kept simple on purpose):
   TP groups and whole EP groups. A supernode holds ``healthy // unit`` units; the
   layout needs ``world / unit`` units; its leftover ``healthy % unit`` cards are stranded.
 
-An isolated host takes all its cards out, an isolated supernode all its hosts; a link
-takes nothing out (its two cards still work for everything else).
+An isolated host takes all its cards out, an isolated supernode all its hosts, a NIC its
+card (it is isolated by masking it), a switch its rail's cards on the hosts it serves (its
+rail drained: what the fleet cap counts, reviews20 #12); a link or a cable takes nothing out
+(its two cards still work for everything else).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from sncheck.config.playbook import ParallelLayout
+from sncheck.model import card_of, is_cable, is_switch
 from sncheck.topology import Topology, host_of
 
 
@@ -53,6 +56,7 @@ class CapacityReport:
     max_dp: int  # the largest DP that fits with this TP, EP and PP (0: none)
     warnings: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # entities that take nothing out, with why
+    taken: list[str] = field(default_factory=list)  # a NIC or switch: the cards it takes out, said
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -66,11 +70,22 @@ def capacity(topo: Topology, isolated: Iterable[str], layout: ParallelLayout) ->
     out_hosts: set[str] = set()
     out_cards: set[str] = set()
     ignored: list[str] = []
+    taken: list[str] = []
     for entity in isolated:
         if "<->" in entity:
-            ignored.append(f"{entity}: a link takes no card out of service")
+            ignored.append(f"{entity}: a {'cable' if is_cable(entity) else 'link'} takes no card out of service "
+                           "(it masks none: repair it)")
         elif entity in topo.by_id:
             out_cards.add(entity)
+        elif card_of(entity) != entity and card_of(entity) in topo.by_id:  # a NIC: isolated by masking its card
+            out_cards.add(card_of(entity))
+            taken.append(f"{entity}: its card {card_of(entity)} is masked (a NIC is isolated by masking its card)")
+        elif is_switch(entity) and topo.is_entity(entity):  # its rail drained on every host it serves
+            cards = [card_of(n) for n in topo.fabric.nics_of(entity)]
+            out_cards.update(cards)
+            rails = ", ".join(map(str, topo.fabric.rails_of(entity)))
+            taken.append(f"{entity}: rail {rails} drained on the {len(topo.fabric.hosts_of(entity))} hosts it "
+                         f"serves: {len(cards)} cards out of service (as the fleet cap counts it)")
         elif entity in inv.hosts:
             out_hosts.add(entity)
         elif entity in topo.supernode_names:
@@ -121,7 +136,7 @@ def capacity(topo: Topology, isolated: Iterable[str], layout: ParallelLayout) ->
             f"(lcm of TP and EP), the healthy cards ({healthy_total}) hold {available}; "
             f"the largest DP that fits is {max_dp}")
     return CapacityReport(layout, per_sn, len(topo.cards), healthy_total, needed, available, fits,
-                          max_dp, warnings, ignored)
+                          max_dp, warnings, ignored, taken)
 
 
 def _max_dp(layout: ParallelLayout, units_available: int) -> int:

@@ -24,7 +24,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, named_rows, refuse_other_record, released_group_symptom
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, host_of, is_cable, parse_switch,
+from sncheck.model import (LINK_SEP, EntityKind, Finding, RunRecord, card_of, host_of, is_cable, scope_holds,
                            run_duration)
 from sncheck.store.statedir import has_store
 from sncheck.store.frames import RowFrames
@@ -238,18 +238,8 @@ class Coverage:
         return None
 
     def holds(self, entity: str, kind: str) -> bool:
-        """Whether the run's scope holds the entity: a card, a NIC (its card), a host, or a link whose
-        card ends are all in it; a switch, a cable's switch end or a supernode only a whole run measures."""
-        if not self.scope:
-            return True
-        cards, hosts = set(self.scope.get("cards") or ()), set(self.scope.get("hosts") or ())
-        if kind in ("card", "nic"):
-            return card_of(entity) in cards
-        if kind == "host":
-            return entity in hosts
-        if kind == "link":
-            return all(parse_switch(e) is None and card_of(e) in cards for e in entity.split(LINK_SEP))
-        return False
+        """Whether the run's scope holds the entity (:func:`sncheck.model.scope_holds`)."""
+        return scope_holds(kind, entity, self.scope)
 
 
 def split_gone(gone: list[dict[str, Any]], later: Coverage) -> tuple[list[dict], list[dict]]:

@@ -34,7 +34,7 @@ from sncheck.errors import interrupt_cause
 from sncheck.run.safety import set_run_dir
 from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id, trim_heap
-from sncheck.probeplan import target_cards
+from sncheck.probeplan import target_cards, target_fabric
 from sncheck.topology import Topology, natural_key
 from sncheck.run.inputs import load_faults
 from sncheck.run.rejudge import Rejudge
@@ -397,7 +397,8 @@ class Run:
             sections["baseline"] = self.baseline_info
         if self.scoped is not None:  # the run says it was scoped, and to what
             sections["scope"] = {"targets": list(self.opts.targets), "cards": sorted(self.scoped, key=natural_key),
-                                 "hosts": sorted({host_of(c) for c in self.scoped}, key=natural_key)}
+                                 "hosts": sorted({host_of(c) for c in self.scoped}, key=natural_key),
+                                 **({"fabric": on} if (on := target_fabric(self.opts.targets)) else {})}
         return RunRecorder(run_id=run_id, playbook=self.playbook.name, backend=self.backend_name,
                            inventory=self.inventory.name, gate=self.gate, seed=self.opts.seed, **sections)
 
