@@ -506,7 +506,11 @@ def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=
         measured = getattr(r, "measured", r.value)
         exp = getattr(r, "expected", expected)
         message = getattr(r, "message", None) or f"{r.kind} {r.entity}: {rule.summary} ({jsonable(r.value)} {unit})"
-        evidence = {"measured": jsonable(measured), "expected": jsonable(exp), "unit": unit}
+        # a frame whose measured/expected are not in the metric's unit says theirs (``measured_unit``),
+        # and the ratio judged goes beside them in the metric's (golden step time: seconds, "x golden")
+        evidence = {"measured": jsonable(measured), "expected": jsonable(exp), "unit": getattr(r, "measured_unit", unit)}
+        if evidence["unit"] != unit:
+            evidence["ratio"], evidence["ratio_unit"] = jsonable(r.value), unit
         for extra in ("fact", "tool", "status"):
             if getattr(r, extra, None) is not None and not (isinstance(getattr(r, extra), float)
                                                              and math.isnan(getattr(r, extra))):
