@@ -106,7 +106,15 @@ BAD = {
     "malformed": (GOOD + "  - {name: sn2, hosts: [\n", 13, "malformed YAML"),
     "override_unknown_host": (GOOD + "hosts:\n  node999: {port: 22}\n", 13, "in no supernode"),
     "shell_in_address": (GOOD + "hosts:\n  node001: {address: '127.0.0.1; rm -rf /'}\n", 13, "not allowed"),
+    # hostile round 25: h1 and h1.example.com were taken as two hosts (one machine, measured twice)
+    "short_and_domain_name": (GOOD.replace("node[003-004]", "node003,NODE001.example.com"), 10,
+                              "host 'NODE001.example.com' and host 'node001' may be one machine"),
 }
+
+
+def test_two_domain_names_and_addresses_are_two_hosts():
+    inv = load_inventory_text(GOOD.replace("node[003-004]", "node003.a.example,node003.b.example,10.0.0.3,10.0.1.3"))
+    assert len(inv.hosts) == 6
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

@@ -364,6 +364,8 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     platforms_used: dict[str | None, Platform | None] = {}
     hosts: dict[str, Host] = {}
     spelt: dict[str, str] = {}  # a host's name as DNS compares it -> the name first given
+    bare: dict[str, str] = {}  # a one-label host name (as DNS compares it) -> the name given
+    qualified: dict[str, str] = {}  # a domain name's first label -> the name given
     sn_names: set[str] = set()  # the supernodes' names so far
     n_cards = 0  # the cards of the hosts so far (the cap's running count)
     for spec, sn in zip(schema.supernodes, root["supernodes"]):
@@ -399,6 +401,10 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                 msg = (f"host {h!r} is listed twice in supernode {sn_name!r}{was}" if other == sn_name
                        else f"host {h!r} is in two supernodes: {other!r} and {sn_name!r}{was}")
                 raise src.error(msg, sn, "hosts")
+            if (alias := _one_machine(h, bare, qualified)) is not None:
+                raise src.error(f"host {h!r} and host {alias!r} may be one machine (a short name and a domain name "
+                                "of it): it would be measured twice, and isolating one name would leave the other in "
+                                "service; name every host one way", sn, "hosts")
             hosts[h] = Host(h, sn_name, cards)
         if plat is not None and plat.domain_hosts and len(names) > plat.domain_hosts:
             tip = " (list each host as its own supernode)" if plat.domain_hosts == 1 else ""
@@ -480,3 +486,18 @@ def local_inventory(cards: int = 4) -> Inventory:
         backend="local",
         source="<embedded local inventory>",
     )
+
+
+def _one_machine(name: str, bare: dict[str, str], qualified: dict[str, str]) -> str | None:
+    """The host already listed that host ``name`` may be one machine with: ``h1`` and
+    ``h1.example.com`` (hostile round 25: taken as two hosts), compared as DNS does. Two domain
+    names (``h1.a.example``, ``h1.b.example``) and IPv4 addresses are told apart. Records ``name``."""
+    key = name.lower().rstrip(".")
+    label, dot, _ = key.partition(".")
+    if dot and key.replace(".", "").isdigit():  # an address: its labels are no names
+        return None
+    if dot:
+        qualified.setdefault(label, name)
+        return bare.get(label)
+    bare.setdefault(key, name)
+    return qualified.get(key)
