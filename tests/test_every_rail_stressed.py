@@ -180,3 +180,22 @@ def test_a_corrupting_card_on_a_lone_two_card_host_is_the_card_its_rails_cross_g
     named = {f["entity"] for f in res["findings"] if f["gates"]}
     assert r.exit_code == 1 and named == {"b1/gpu1"}, (r.exit_code, named)
     assert {s["entity"]: s["action"] for s in res["isolation"]}.get("b1/gpu1") == "isolate", res["isolation"]
+
+
+def test_rails_no_other_supernode_has_are_said_not_stressed_across_supernodes() -> None:
+    """hostile25's note: supernodes of 4 and 2 cards a host left rails 2 and 3 without a cross group
+    (their scale-out stressed by nothing) and nothing said so: an info finding about the check now."""
+    from sncheck.layers.stress import NOT_CROSSED, not_crossed
+    from sncheck.run.inputs import load_inventory_text
+    from sncheck.topology import Topology
+    text = ("name: uneven\ndesign:\n  scale_up: {bandwidth: 450, latency: 3}\n  scale_out: {bandwidth: 50, latency: 15}\n"
+            "supernodes:\n  - {name: sa, hosts: 'a[1-2]', cards_per_host: 4}\n"
+            "  - {name: sb, hosts: 'b[1-2]', cards_per_host: 2}\n")
+    topo = Topology(load_inventory_text(text))
+    (f,) = not_crossed(topo)
+    assert (f.entity, f.rule, f.severity.value, f.evidence["rails"], f.not_measured, f.about.value) == (
+        "sa", NOT_CROSSED, "info", [2, 3], True, "check"), f
+    assert "rails 2, 3 not stressed across supernodes" in f.message
+    assert not_crossed(topo, frozenset({"b1/gpu0"})) == []  # a scoped run of sb alone: nothing of sa's to say
+    even = Topology(load_inventory_text(text.replace("cards_per_host: 2", "cards_per_host: 4")))
+    assert not_crossed(even) == []

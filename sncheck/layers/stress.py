@@ -7,13 +7,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sncheck.model import host_of
+from sncheck.model import About, Basis, EntityKind, Finding, Severity, host_of
 from sncheck.health.groups import (beyond_culprits, explained, explainer, explainers, group_busbw, launch_spread,
                                    slow_sizes)
 from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import failed_groups, failing_groups, suspect_cards
 from sncheck.probeplan import WITHOUT, Group, StressPlan, scope_groups, size_sweep, stress_groups, without
-from sncheck.topology import round_robin
+from sncheck.topology import Topology, round_robin
 from sncheck.layers.base import LayerContext
 
 NAME = "stress"
@@ -179,8 +179,41 @@ def without_explainers(ctx: LayerContext, plan: StressPlan, slow_at: dict[str, i
     return replace(plan, groups=tuple(again), sizes=tuple(s for s in plan.sizes if s >= min(at))) if again else None
 
 
+NOT_CROSSED = "rail-not-stressed-across-supernodes"
+
+
+def not_crossed(topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
+    """A supernode whose hosts have cards on rails no other supernode has (4 cards a host beside 2):
+    no cross-supernode group carries those rails' scale-out (:func:`sncheck.probeplan.stress_groups`
+    needs two supernodes on a rail), so their NICs, leaves and spines are stressed by nothing. Said
+    as an info finding about the check, a supernode each (hostile25's note: nothing said it)."""
+    if len(topo.supernode_names) < 2:
+        return []
+    crossed = {g.id for g in stress_groups(topo) if g.kind == "cross"}
+    rails: dict[str, int] = {}
+    for h in topo.hosts:
+        sn = topo.supernode_of_host(h)
+        rails[sn] = max(rails.get(sn, 0), topo.inventory.hosts[h].cards)
+    out = []
+    for sn in topo.supernode_names:
+        lone = [k for k in range(rails.get(sn, 0)) if f"cross:gpu{k}" not in crossed]
+        if not lone or targets is not None and not any(host_of(c) in topo.inventory.hosts
+                                                        and topo.supernode_of_host(host_of(c)) == sn for c in targets):
+            continue
+        said = ", ".join(map(str, lone))
+        out.append(Finding(sn, EntityKind.SUPERNODE, NAME, NOT_CROSSED, Severity.INFO,
+                           f"supernode {sn}: rail{'s' if len(lone) > 1 else ''} {said} not stressed across supernodes: "
+                           "no other supernode has a card on "
+                           f"{'them' if len(lone) > 1 else 'it'}, so no cross-supernode group carries "
+                           f"{'their' if len(lone) > 1 else 'its'} scale-out (NICs, leaves, spines)",
+                           {"measured": "nothing", "expected": "a cross-supernode group a rail", "unit": None,
+                            "rails": lone}, basis=Basis.NOT_MEASURED, about=About.CHECK))
+    return out
+
+
 def run(ctx: LayerContext) -> dict:
     plan = build_plan(ctx)
+    ctx.own_findings.extend(not_crossed(ctx.topo, ctx.targets))
     started = time.monotonic()
     sweeps = 0
     while True:
