@@ -446,8 +446,8 @@ def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozen
         elif card_of(name) != name and card_of(name) in topo.by_id:  # a NIC: the card of its rail
             cards.add(card_of(name))
         else:
-            raise ConfigError(f"--targets: {name!r} is not a card, NIC, host or supernode of inventory "
-                              f"{inv.name}; cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs "
+            raise ConfigError(f"--targets: {name!r} is not a card, host or supernode of inventory "
+                              f"{inv.name}, nor a NIC of it; cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs "
                               "<host>/nic<rail>, links <card><-><card>, switches leaf:<name> or spine:<name>")
     if not cards:
         raise ConfigError("--targets names no card")

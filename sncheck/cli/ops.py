@@ -120,9 +120,9 @@ def _classify(entity: str, topo: Topology) -> str:
         return "supernode"
     if is_switch(entity) and topo.is_entity(entity):
         return "switch"
-    raise ConfigError(f"{quoted(entity, 80)} is not a card, NIC, host, link or switch of inventory {inv.name} "
-                      f"({inv.source}); cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs <host>/nic<rail>, "
-                      "switches leaf:<name> or spine:<name>")
+    raise ConfigError(f"{quoted(entity, 80)} is not a card, host or switch of inventory {inv.name} ({inv.source}), "
+                      "nor a NIC or link of it; cards are named <host>/gpu<index>, e.g. node003/gpu2, NICs "
+                      "<host>/nic<rail>, switches leaf:<name> or spine:<name>")
 
 
 def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
@@ -310,7 +310,7 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
     for entity in dict.fromkeys(entities):
         k = _classify(entity, topo)
         if k not in ("card", "nic", "host", "switch"):
-            raise ConfigError(f"{entity!r} is a {k}; only cards, NICs, hosts and switches can be isolated "
+            raise ConfigError(f"{entity!r} is a {k}; only cards, hosts and switches can be isolated, and NICs "
                               f"(isolate {'one of its cards' if k == 'link' else 'its hosts'})")
         if kind is not None and k != kind:
             raise ConfigError(f"{entity!r} is a {k}, not a {kind}")
