@@ -130,6 +130,7 @@ def test_a_nic_switch_or_link_is_validated_after_repair_and_a_scoped_run_release
                   "post-delivery", "--out", str(tmp_path / "v"), "--state-dir", str(tmp_path / "state"))
     assert res.exit_code == 0 and "scoped validation of node003/nic2, leaf:su0-rail1, node005/gpu0<->node013/gpu0: pass" \
         in res.output, res.output
+    assert "leaf:su0-rail1 released: put its rail into use again" in res.output, res.output  # (was "repair switch")
     run = read_record(tmp_path / "v" / "results.json")
     assert run.scope["fabric"] == ["leaf:su0-rail1", "node005/gpu0<->node013/gpu0"] and "node003/gpu2" in run.scope["cards"]
 

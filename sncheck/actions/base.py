@@ -186,6 +186,11 @@ def switch_plan(req: ActionRequest, ctx: ActionContext) -> Plan | None:
     serves, or the switch repaired; never as a mask on each card it serves. Every action says
     so and leaves it to the fabric's operator (None: not a switch). A leaf-to-spine cable likewise:
     repaired, its leaf port shut until then (the leaf's other uplinks carry its pairs)."""
+    if req.action == "release" and (req.kind == "switch" or req.kind == "link" and is_uplink(req.entity)):
+        # (it said "repair switch ...; until then drain that rail" on a release, reviews20 #14's scoped release)
+        what = "its rail into use again on the hosts it serves (NCCL_IB_HCA with its adapter)" \
+            if req.kind == "switch" else f"port {req.entity.split(LINK_SEP)[0]} up again"
+        return Plan(skip=f"{req.entity} released: put {what}; no card was masked, none is unmasked")
     if req.kind == "link" and is_uplink(req.entity):
         return Plan(skip=f"repair cable {req.entity}; until then shut port {req.entity.split(LINK_SEP)[0]} so that the "
                          f"fabric routes over the leaf's other uplinks; no card is masked, no host drained")
