@@ -494,7 +494,7 @@ def _one_machine(name: str, bare: dict[str, str], qualified: dict[str, str]) -> 
     names (``h1.a.example``, ``h1.b.example``) and IPv4 addresses are told apart. Records ``name``."""
     key = name.lower().rstrip(".")
     label, dot, _ = key.partition(".")
-    if dot and key.replace(".", "").isdigit():  # an address: its labels are no names
+    if dot and re.fullmatch(r"[0-9.]+", key):  # an address: its labels are no names
         return None
     if dot:
         qualified.setdefault(label, name)
