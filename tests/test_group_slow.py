@@ -426,3 +426,32 @@ def test_a_cross_group_nothing_localises_is_named_on_the_least_of_the_fabric_its
     topo = topo_of((HERE.parent / "fixtures" / "inventories" / "nvl72-2rack.yaml").read_text())
     cross = next(g for g in stress_groups(topo) if g.kind == "cross")
     assert groups.group_entities(cross.id, topo) == [(sn, "supernode") for sn in topo.supernode_names]
+
+
+def test_the_groups_are_judged_once_for_the_same_measured_groups_and_let_go_by_the_rule(monkeypatch):
+    """The stress layer asks group_busbw of the same groups up to four times a run (the slow groups before
+    and after their reruns, the groups beyond their culprits, the rule's judging after the narrowing's pair
+    rows): 1.1 s a time at 16,384 cards. Worked out once while the measured groups are the same (the pairs
+    and a failed row are no group's), again when one more is measured; the rule's evaluation takes it out."""
+    topo = topo_of(SIZES_INV)
+    rows = model_rows(topo, 3, slow={"domain:six": (0.3, 128 << 20)})
+    worked: list[int] = []
+    judge_of = groups._by_collective
+    monkeypatch.setattr(groups, "_by_collective", lambda g, c: worked.append(len(g)) or judge_of(g, c))
+    ctx = DetectContext(topo, dict(topo.inventory.design))
+    first = groups.group_busbw(rows, ctx)
+    pairs = pd.DataFrame([collective_row("pair:h1/gpu0+h1/gpu1", "pair", 2, "all_reduce", 1 << 20, 1 << 18, "float", 0,
+                                         time_us=50.0, wrong=0),
+                          collective_row("host:h2", "host", 4, "all_reduce", 8, 2, "float", 1, time_us=None, wrong=None,
+                                         status="timeout")])
+    later = pd.concat([rows, pairs], ignore_index=True)
+    assert groups.slow_sizes(later, ctx, group_rule()) == {"domain:six": 256 << 20}
+    pd.testing.assert_frame_equal(groups.group_busbw(later, ctx), first)
+    assert len(worked) == 1, worked
+    more = pd.concat([later, model_rows(topo, 4).iloc[:1].assign(repeat=1)], ignore_index=True)
+    again = groups.group_busbw(more, ctx)
+    assert len(worked) == 2 and not again.equals(first)
+    assert [f.entity for f in judge(more, topo)] == ["six"]  # the rule's evaluation (a context of its own)
+    assert len(worked) == 2 and topo not in groups._JUDGED  # its read, the last: the frame goes with it
+    pd.testing.assert_frame_equal(groups.group_busbw(more, ctx), again)
+    assert len(worked) == 3
