@@ -125,16 +125,16 @@ def _judged(coll: pd.DataFrame, ctx: "DetectContext") -> pd.DataFrame:
     first = names.str.partition(WITHOUT)[0]
     again_of = ((first != names) & first.isin(set(names[first == names]))).to_numpy()
     codes = g["group"].cat.codes.to_numpy()
-    rerun, kinds = again_of[codes], g["group_kind"].to_numpy()
-    g = g.astype({"group": str, "group_kind": str, "collective": str})
-    ids = g["group"]
+    rerun, kinds = again_of[codes], g["group_kind"].cat.codes.to_numpy()
     parts = _by_collective(g[~rerun], ctx)
     for at in np.flatnonzero(again_of):
-        again, source = str(names[at]), str(first[at])
-        kind = kinds[np.argmax(codes == at)]
-        judged = _by_collective(g[((~rerun & (ids != source)) | (codes == at)) & (kinds == kind)], ctx)
-        parts += [j[j["group"] == again] for j in judged]
-    return pd.concat(parts, ignore_index=True)[COLUMNS] if parts else pd.DataFrame(columns=COLUMNS)
+        source = np.flatnonzero((names == first[at]).to_numpy())  # (its first run)
+        keep = ((~rerun & ~np.isin(codes, source)) | (codes == at)) & (kinds == kinds[np.argmax(codes == at)])
+        parts += [j[j["group"].cat.codes.to_numpy() == at] for j in _by_collective(g[keep], ctx)]
+    if not parts:
+        return pd.DataFrame(columns=COLUMNS)
+    # (the ids as text from here: what every reader of the frame compares and prints)
+    return pd.concat(parts, ignore_index=True)[COLUMNS].astype({"group": str, "group_kind": str, "collective": str})
 
 
 def _by_collective(g: pd.DataFrame, ctx: "DetectContext") -> list[pd.DataFrame]:
@@ -146,18 +146,18 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     n = g["size_bytes"].to_numpy(float)
     f = bus_factor(collective, p)
     x = g["time_us"].to_numpy(float) / (f * n)  # 1 / busbw, us a byte
-    kind = g["group_kind"]
+    kind = g["group_kind"].cat.codes.to_numpy()  # (the categories' codes: no text hashed a row)
     # alpha of each kind: its groups' latency at the kind's smallest size (x = p alpha / n there)
-    smallest = g.groupby("group_kind", observed=True)["size_bytes"].transform("min").to_numpy(float) == n
-    alpha = pd.Series(n * x / p)[smallest].groupby(kind[smallest].to_numpy()).median()
-    a = kind.map(alpha).to_numpy(float)
+    smallest = pd.Series(n).groupby(kind).transform("min").to_numpy() == n
+    alpha = pd.Series(n * x / p)[smallest].groupby(kind[smallest]).median()
+    a = pd.Series(kind).map(alpha).to_numpy(float)
     # peers of its own rank count where it has one (alpha cancels), else of its kind through alpha, only
     # where that prediction is bandwidth-bound: at latency-bound sizes a bigger group's noise and launch
     # skew (additive, not p alpha) scale into a smaller one's prediction, a difference of two large
     # terms (r8-33: a domain of 8 predicted from one of 24 read 0.78 on a clean run, 12 us late; at
     # twice the model's noise and skew 10 of 20 clean nvl72-6and2 runs named the domain of 8, 20-27
     # us late, reviews16 #4)
-    kind_size = [kind.to_numpy(), g["size_bytes"].to_numpy()]
+    kind_size = [kind, g["size_bytes"].to_numpy()]
     same = _peers(pd.Series(x), kind_size + [p])
     mixed = _peers(pd.Series(x - p * a / n), kind_size)
     count = np.where(same[1] >= 2, same[1], mixed[1])
@@ -178,7 +178,7 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     # passed the nightly); else design's, and where design bounds nothing nothing (at latency-bound sizes a
     # jittery card's spikes made its rail's cross group 'slow against its peers' and quarantined a leaf)
     t = g["time_us"].to_numpy(float)
-    cross = kind.to_numpy() == "cross"
+    cross = g["group_kind"].to_numpy() == "cross"
     peers_us, design_us = np.full(len(g), np.nan), np.full(len(g), np.nan)
     lone = (count < 2) | cross
     if lone.any():  # the tier's design where the model makes it bandwidth-bound
