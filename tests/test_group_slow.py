@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from sncheck.cli.main import main as cli
-from sncheck.health import groups
+from sncheck.health import groupmemo, groups
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
 from sncheck.layers import stress
@@ -452,6 +452,6 @@ def test_the_groups_are_judged_once_for_the_same_measured_groups_and_let_go_by_t
     again = groups.group_busbw(more, ctx)
     assert len(worked) == 2 and not again.equals(first)
     assert [f.entity for f in judge(more, topo)] == ["six"]  # the rule's evaluation (a context of its own)
-    assert len(worked) == 2 and topo not in groups._JUDGED  # its read, the last: the frame goes with it
+    assert len(worked) == 2 and not groupmemo.kept(topo)  # its read, the last: the frame goes with it
     pd.testing.assert_frame_equal(groups.group_busbw(more, ctx), again)
     assert len(worked) == 3

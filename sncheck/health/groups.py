@@ -30,7 +30,6 @@ quarantined and gating, never isolates one supernode for it), never dropped.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -39,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.config.inventory import tier_design
+from sncheck.health.groupmemo import judged_once, measured
 from sncheck.model import EntityKind, Finding, card_of, host_of, natural_key, split_link
 from sncheck.probeplan import WITHOUT
 from sncheck.store.frames import RowFrames, kind_rows
@@ -72,43 +72,9 @@ def group_busbw(rows, ctx: "DetectContext") -> pd.DataFrame:
     the excess; ``basis`` says what it was judged against: peers, design, or none. A cross group
     read both ways keeps both times (``peers_us``, ``design_us``): which one judges it depends on the
     rule's bars (:func:`reading`); ``expected_us`` holds the shipped bars' choice. Worked out once for the
-    same measured groups (:func:`_measured`) and design (asked up to four times a stress layer, 1.1 s each
-    at 16,384 cards; the pairs are no group's), kept until the rule's evaluation takes it."""
-    coll = _measured(rows)
-    if coll.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    key = (_digest(coll), ctx.design)
-    held = _JUDGED.get(ctx.topo)
-    frame = held[1] if held is not None and held[0] == key else _judged(coll, ctx)
-    if ctx.cache is not None:  # the rule's evaluation: its read, the last
-        _JUDGED.pop(ctx.topo, None)
-    else:
-        _JUDGED[ctx.topo] = (key, frame)
-    return frame.copy(deep=False)  # (a caller's column set or dropped is its own)
-
-
-_JUDGED: "WeakKeyDictionary[Topology, tuple[tuple, pd.DataFrame]]" = WeakKeyDictionary()
-_MEASURED = ["group", "group_kind", "collective", "size_bytes", "ranks", "time_us"]
-
-
-def _measured(rows) -> pd.DataFrame:
-    """The ok rows of two ranks or more, not the narrowing's pairs nor a retest's groups; the ids as
-    categories in text order (what the groups are sorted by)."""
-    coll = kind_rows(rows, "collective", _MEASURED + ["status"])
-    if coll.empty:
-        return coll
-    coll = coll[~coll["group_kind"].astype(str).isin(NOT_GROUPS) & (coll["status"] == "ok")
-                & (coll["time_us"].astype(float) > 0) & (coll["ranks"].astype(float) >= 2)]
-    ids = {c: pd.Categorical(coll[c]).remove_unused_categories() for c in _MEASURED[:3]}
-    out = {c: v.set_categories(sorted(str(x) for x in v.categories)) for c, v in ids.items()}
-    return pd.DataFrame(out | {"size_bytes": coll["size_bytes"].to_numpy(), "ranks": coll["ranks"].to_numpy(),
-                               "time_us": coll["time_us"].to_numpy(float)})
-
-
-def _digest(coll: pd.DataFrame) -> bytes:
-    """The measured groups' rows, as a digest of their values (categories by their text)."""
-    hashed = pd.util.hash_pandas_object(coll, index=False).to_numpy()
-    return hashlib.blake2b(hashed.tobytes(), digest_size=32).digest() + len(coll).to_bytes(8, "little")
+    same measured groups and design (:mod:`sncheck.health.groupmemo`)."""
+    coll = measured(rows, NOT_GROUPS)
+    return judged_once(coll, ctx, _judged) if not coll.empty else pd.DataFrame(columns=COLUMNS)
 
 
 def _judged(coll: pd.DataFrame, ctx: "DetectContext") -> pd.DataFrame:
