@@ -143,3 +143,47 @@ def test_the_launch_spread_reads_the_rank_rows_a_piece_at_a_time_for_the_groups_
     assert view._read == {} and len(seen) == 4 and None not in seen, seen
     # every group's, as before (host:a: its one repeat's range)
     assert launch_spread(view).to_dict() == {("cross:gpu0", "all_reduce", 8): 4.5, ("host:a", "all_reduce", 8): 9.0}
+
+
+def test_the_stress_judging_reads_the_rank_rows_a_piece_at_a_time_as_codes_and_values(tmp_path, monkeypatch):
+    """rank_skew, the straggler rule's sides (ops._Sides), stress coverage and the history's card
+    summaries read the rank rows a piece at a time into cell codes and skews (health.rankrows), once
+    for the view, which keeps no frame of them (at 131,072 cards 29 M rows, the stress layer's judging
+    3,809 MiB, grouped whole). A card's rows in one group split over parts, a missing skew and the
+    pairwise pass's rows read as the one frame of every row does."""
+    from sncheck.health import summaries
+    from sncheck.health.lateness import lateness
+    from sncheck.health.rankrows import rank_rows
+
+    store = RunStore(tmp_path, run_id="r-1")
+    rows = [("host:node001", ["node001/gpu0", "node001/gpu1"], [1.0, 3.0]), ("host:node001", ["node001/gpu0", "node001/gpu1"], [2.0, None]),
+            ("rail:sn0:gpu0", ["node001/gpu0", "node002/gpu0"], [0.5, 4.0]), ("pair:node001/gpu0<->node002/gpu0", ["node001/gpu0"], [90.0]),
+            ("rail:sn0:gpu0", ["node002/gpu0", "node001/gpu0"], [6.0, 1.5]), ("host:node002", ["node002/gpu1", "node002/gpu0"], [2.5, 7.0])]
+    for group, cards, skews in rows:
+        store.batch("rank", {"group": group, "collective": "all_reduce", "size_bytes": 8, "repeat": 0,
+                             "card": cards, "skew_us": skews, "op_us": 2.0, "wrong": 0})
+        store.flush()
+    store.batch("collective", {"group": ["host:node001", "rail:sn0:gpu0"], "collective": "all_reduce", "size_bytes": 8,
+                               "status": "ok", "busbw_GBps": 1.0, "time_us": 2.0})
+    store.flush()
+    monkeypatch.setattr(parts, "PIECE_ROWS", 2)
+    topo = Topology(load_inventory(str(DEMO)))
+    seen = _reads(monkeypatch)
+    view = store.frames("stress")
+    got = rank_skew(view, DetectContext(topo=topo, design={}))
+    assert len([c for c in seen if c is not None and "group" in c]) == len(rows) and view._read == {}, seen
+    whole = view.kind("rank", RANK_SKEW).astype({"group": str, "card": str})
+    view.forget("rank")
+    coll = ~whole["group"].str.startswith("pair:")
+    late, spread = lateness(whole["group"][coll], whole["card"][coll], whole["skew_us"][coll])
+    assert got["entity"].tolist() == ["node001/gpu0", "node001/gpu1", "node002/gpu0", "node002/gpu1"] == late.index.tolist()
+    assert got["value"].tolist() == late.tolist() and got["spread"].tolist() == spread.tolist()
+    seen.clear()
+    coverage = stress_coverage(view, topo)
+    gaps = {f.entity for f in coverage}
+    assert {"node001/gpu2", "node002/gpu1"} <= gaps and not {"node001/gpu0", "node001/gpu1", "node002/gpu0"} & gaps
+    assert not [c for c in seen if c is not None and "skew_us" in c] and view._read.keys() <= {"collective", "not_run"}
+    assert rank_rows(view) is rank_rows(view)
+    card = summaries._ranks(view)
+    assert [(s.entity, s.value, s.n) for s in card] == [("node001/gpu0", 1.25, 4), ("node001/gpu1", 3.0, 1),
+                                                        ("node002/gpu0", 6.0, 3), ("node002/gpu1", 2.5, 1)]

@@ -54,6 +54,7 @@ from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.groups import explained, group_entities, group_members
 from sncheck.health.tried import noted
+from sncheck.health.rankrows import rank_rows
 from sncheck.health.kernel import not_judged, rule_source
 from sncheck.health.drift import BASELINE_NOT_JUDGED  # noqa: F401 -- the run's finding of a baseline not found
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing, reference_of
@@ -379,7 +380,6 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] 
     if not planned:
         return []
     coll = kind_rows(rows, "collective")
-    ranks = kind_rows(rows, "rank", ["group", "card"])  # (two of its columns: millions of rows at fleet size)
     nr = kind_rows(rows, "not_run")
     ran_groups = _distinct(coll["group"]) if not coll.empty else set()
     reported = _distinct(nr["entity"]) if not nr.empty else set()
@@ -387,10 +387,12 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] 
     measured: set[str] = set()
     ok = coll[coll["status"] == Status.OK] if not coll.empty else coll
     ok_groups = _distinct(ok["group"]) if not ok.empty else set()
-    rank_cards = ranks[ranks["group"].isin(ok_groups)] if not ranks.empty else ranks
-    with_ranks = _distinct(rank_cards["group"]) if not rank_cards.empty else set()
-    if not rank_cards.empty:
-        measured |= _distinct(rank_cards["card"])
+    # the groups and cards of the rank rows of groups that ran: their cells' (sncheck.health.rankrows,
+    # read once with the layer's rank_skew: 29 M rows at 131,072 cards, never a frame of them)
+    ranks = rank_rows(rows)
+    cells = np.isin(ranks.groups.astype(str), list(ok_groups))[ranks.group] if ok_groups else np.zeros(len(ranks.group), bool)
+    with_ranks = set(ranks.groups[np.unique(ranks.group[cells])]) if cells.any() else set()
+    measured |= set(ranks.cards[np.unique(ranks.card[cells])]) if cells.any() else set()
     for g in planned:
         if g.id in ok_groups and g.id not in with_ranks:
             measured |= set(g.members)  # a tool without per-rank rows (nccl-tests) ran the group whole

@@ -29,29 +29,34 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sncheck.health.rankrows import RankRows, of_columns
+
 TOLERANCE = 0.01  # us: the fit stops once no card's lateness moves by more
 ROUNDS = 50  # at most (a few suffice: a fleet's groups join every card within three steps)
 
 
 def lateness(group: pd.Series, card: pd.Series, skew: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Each card's launch lateness (us, up to a constant) and its rows' spread around it (the
-    MAD of its skews once each group's first is added back: one collective's noise), by card.
-    Read over integer codes (millions of rank rows at fleet size: no string column made)."""
-    g_row, groups = pd.factorize(group, sort=False)
-    c_row, cards = pd.factorize(card, sort=False)
-    values = np.asarray(skew, dtype=float)
-    if (g_row < 0).any() or (c_row < 0).any():  # a row naming no group or no card says nothing of one
-        keep = (g_row >= 0) & (c_row >= 0)
-        return lateness(pd.Series(np.asarray(group)[keep]), pd.Series(np.asarray(card)[keep]), pd.Series(values[keep]))
-    cell_row = g_row.astype(np.int64) * max(len(cards), 1) + c_row
-    cell = pd.Series(values).groupby(cell_row).median()  # each card's median skew in each group
-    g, c = (cell.index.to_numpy() // max(len(cards), 1)), (cell.index.to_numpy() % max(len(cards), 1))
-    m = cell.to_numpy(float)
-    first = np.zeros(len(groups))
-    late = pd.Series(m).groupby(c).median().reindex(range(len(cards))).to_numpy()
+    MAD of its skews once each group's first is added back: one collective's noise), by card."""
+    ranks = of_columns(group, card, skew)
+    return fit(ranks, np.ones(len(ranks.group), bool))
+
+
+def fit(ranks: RankRows, cells: np.ndarray) -> tuple[pd.Series, pd.Series]:
+    """:func:`lateness` over the rank rows of the cells ``cells`` (a mask of ``ranks``' cells),
+    cards in the order the collectives' rows name them: each card's median skew in each group
+    (a cell's), the fit over those, the spread a run of cards at a time (never a grouping of
+    every row at once: sncheck.health.rankrows)."""
+    at = np.flatnonzero(cells)
+    m = ranks.cell_medians(cells)[at]  # each card's median skew in each group
+    group_codes, g = np.unique(ranks.group[at], return_inverse=True)
+    card_codes, c = np.unique(ranks.card[at], return_inverse=True)
+    n_groups, n_cards = len(group_codes), len(card_codes)
+    first = np.zeros(n_groups)
+    late = pd.Series(m).groupby(c).median().reindex(range(n_cards)).to_numpy()
     for _ in range(ROUNDS):
-        first = pd.Series(late[c] - m).groupby(g).median().reindex(range(len(groups)), fill_value=0.0).to_numpy()
-        again = pd.Series(m + first[g]).groupby(c).median().reindex(range(len(cards))).to_numpy()
+        first = pd.Series(late[c] - m).groupby(g).median().reindex(range(n_groups), fill_value=0.0).to_numpy()
+        again = pd.Series(m + first[g]).groupby(c).median().reindex(range(n_cards)).to_numpy()
         moved = float(np.nanmax(np.abs(again - late))) if len(again) else 0.0
         late = again
         if moved <= TOLERANCE:
@@ -59,7 +64,14 @@ def lateness(group: pd.Series, card: pd.Series, skew: pd.Series) -> tuple[pd.Ser
     if len(first):  # anchored where the groups' typical first rank starts: a card's median skew where all are alike
         late, first = late - np.median(first), first - np.median(first)
     # the rows' spread: the MAD of each card's skews with their groups' first added back
-    adjusted = pd.Series(values + first[g_row])
-    spread = (adjusted - adjusted.groupby(c_row).transform("median")).abs().groupby(c_row).median()
-    index = pd.Index(np.asarray(cards), name="card")
-    return pd.Series(late, index=index), pd.Series(spread.reindex(range(len(cards))).to_numpy(), index=index)
+    added = np.zeros(len(ranks.group))
+    added[at] = first[g]
+    spread_of, _, mad, _ = ranks.card_medians(cells, added, spread=True)
+    spread = pd.Series(mad, index=spread_of).reindex(card_codes).to_numpy()
+    # in the order the rows name the cards (a card only the pairs' rows name: after them)
+    named = pd.Index(card_codes)
+    order = ranks.order[named.get_indexer(ranks.order) >= 0]
+    order = np.concatenate([order, card_codes[~np.isin(card_codes, order)]])
+    place = named.get_indexer(order)
+    index = pd.Index(ranks.cards[order] if len(order) else np.zeros(0, object), name="card")
+    return pd.Series(late[place], index=index), pd.Series(spread[place], index=index)

@@ -20,8 +20,9 @@ from sncheck.health.culprits import _compare, bound_of, entity_findings, explain
     listed_nics
 from sncheck.health.drift import baseline_unjudged, calibration_regression, card_baseline, compares, drift
 from sncheck.health.findings import jsonable
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows, reference_of, \
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, reference_of, \
     replica_ranks_of
+from sncheck.health.rankrows import RankRows, rank_rows
 from sncheck.model import Basis, EntityKind, Finding, Status, host_of
 from sncheck.vendors.nccl_ras import STATES as RAS_STATES
 
@@ -219,26 +220,34 @@ class _Sides:
         self.measured: dict[str, set[str]] = {}  # host -> its cards with rank rows
 
     def _measure(self) -> set[str]:
-        ranks = kind_rows(self.rows, "rank", ["group", "card", "skew_us"])
-        card = ranks["card"].astype(str)
-        host = card.str.rsplit("/", n=1).str[0]
-        group = ranks["group"].astype(str)
-        across = group.map(host.groupby(group).nunique()).to_numpy() > 1
-        skew = ranks["skew_us"].astype(float)
-        within = skew[~across].groupby(card[~across]).median()
+        # per cell (a card's rows in one group: sncheck.health.rankrows), never per rank row
+        ranks = rank_rows(self.rows)
+        host, hosts = pd.factorize(pd.Series([str(c).rsplit("/", 1)[0] for c in ranks.cards], dtype=object))
+        at = host[ranks.card].astype(np.int64) + ranks.group.astype(np.int64) * max(len(hosts), 1)  # (group, host)
+
+        def hosts_in(cells: np.ndarray) -> np.ndarray:
+            """Per cell: how many hosts its group holds among the cells ``cells`` (a mask)."""
+            pairs = np.unique(at[cells]) // max(len(hosts), 1)
+            return np.bincount(pairs, minlength=len(ranks.groups))[ranks.group]
+
+        every = np.ones(len(ranks.group), bool)
+        across = hosts_in(every) > 1
         healthy = across  # a healthy reference: a group holding a card of another host no named culprit holds
         if self.culprits:
-            ref = ~card.isin(self.culprits)
-            others = group.map(host[ref].groupby(group[ref]).nunique()).fillna(0).to_numpy()
-            mine = pd.MultiIndex.from_arrays([group, host]).isin(pd.MultiIndex.from_arrays([group[ref], host[ref]]))
-            healthy = others - mine > 0
-        beside = skew[healthy].groupby(card[healthy]).median()
+            ref = ~np.isin(ranks.cards.astype(str), list(self.culprits))[ranks.card]
+            healthy = hosts_in(ref) - np.isin(at, at[ref]) > 0
+        within, beside = (self._medians(ranks, cells) for cells in (~across, healthy))
         on_time = beside[~_beyond(pd.DataFrame({"value": beside}), self.peers, self.rule, share=0.5)]
         for c in on_time.index:
             self.on_time_across.setdefault(host_of(c), set()).add(c)
-        for c in set(card):
+        for c in ranks.cards[np.unique(ranks.card)]:
             self.measured.setdefault(host_of(c), set()).add(c)
         return set(within[_beyond(pd.DataFrame({"value": within}), self.peers, self.rule)].index)
+
+    @staticmethod
+    def _medians(ranks: RankRows, cells: np.ndarray) -> pd.Series:
+        codes, med, _, _ = ranks.card_medians(cells)
+        return pd.Series(med, index=pd.Index(ranks.cards[codes], dtype=object))
 
     def told_apart(self, card: str) -> bool:
         if self.late_within is None:

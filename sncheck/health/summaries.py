@@ -30,6 +30,7 @@ import pandas as pd
 
 from sncheck.health.explain import MAD_SD, MEDIAN_SE
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
+from sncheck.health.rankrows import rank_rows
 from sncheck.model import LINK_SEP, About, EntityKind, RunRecord, Severity, card_of, link_id, split_link
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
@@ -63,8 +64,13 @@ def _grouped(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     mad = dev.groupby([frame[k] for k in keys], observed=True).median().rename("mad")
     n = g.count().rename("n")
     out = pd.concat([med, mad, n], axis=1).reset_index()
-    out["se"] = np.where(out["n"] > 1, SE_MEDIAN * out["mad"] / np.sqrt(out["n"].clip(lower=1)), 0.0)
+    out["se"] = _se_of(out["mad"], out["n"])
     return out
+
+
+def _se_of(mad: pd.Series, n: pd.Series) -> np.ndarray:
+    """Each group's robust standard error of its median from its MAD and count (0 for one value)."""
+    return np.where(n > 1, SE_MEDIAN * mad / np.sqrt(n.clip(lower=1)), 0.0)
 
 
 def card_pair_values(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
@@ -203,13 +209,16 @@ def _collectives(rows: pd.DataFrame) -> list[Summary]:
 
 
 def _ranks(rows: pd.DataFrame) -> list[Summary]:
-    ranks = kind_rows(rows, "rank")
-    if ranks.empty or "skew_us" not in ranks:
-        return []
-    ranks = ranks[~ranks["group"].astype(str).str.startswith("pair:")]
-    frame = pd.DataFrame({"card": ranks["card"].astype(str), "value": ranks["skew_us"].astype(float)})
-    return [Summary("card", r.card, "skew_us", float(r.median), float(r.se), int(r.n))
-            for r in _grouped(frame.dropna(), ["card"]).itertuples()]
+    """Each card's median skew over the collectives (the pairs' rows left out), its robust
+    standard error and count, as :func:`_grouped` gives them: over the rank rows' codes and
+    values, a run of cards at a time (sncheck.health.rankrows), no frame of every rank row."""
+    ranks = rank_rows(rows)
+    codes, median, mad, n = ranks.card_medians(ranks.collectives(), spread=True)
+    keep = n > 0  # (a card all of whose skews are missing: no value, as the frame's dropna left it)
+    out = pd.DataFrame({"card": ranks.cards[codes[keep]].astype(str), "median": median[keep], "mad": mad[keep],
+                        "n": n[keep]}).sort_values("card", kind="stable")
+    out["se"] = _se_of(out["mad"], out["n"])
+    return [Summary("card", r.card, "skew_us", float(r.median), float(r.se), int(r.n)) for r in out.itertuples()]
 
 
 def _facts(rows: pd.DataFrame) -> list[Summary]:

@@ -437,13 +437,17 @@ class PartFrames(RowFrames):
         known = self._schemas.get(kind)
         tables: list[pa.Table] = []
         for source in [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)), *self._held.get(kind, ())]:
+            # (a part whose values say every row is selected: only the columns asked, as kind() reads it)
+            whole = isinstance(source, Part) and source.all_match(self._equal)
+            names = list(columns) if whole else want
             if isinstance(source, Part):
-                table = _typed(source, source.read(want), kind)
+                table = _typed(source, source.read(names), kind)
             else:
-                table = source.select([c for c in want if c in source.column_names])
+                table = source.select([c for c in names if c in source.column_names])
             have = known if known is not None else table.schema
-            table = _select(conform(table, pa.schema([have.field(c) if c in have.names else pa.field(c, _declared(kind, c))
-                                                      for c in want])), self._equal)
+            table = conform(table, pa.schema([have.field(c) if c in have.names else pa.field(c, _declared(kind, c))
+                                              for c in names]))
+            table = table if whole else _select(table, self._equal).select(list(columns))
             if len(table):
                 tables.append(table)
             if sum(len(t) for t in tables) >= PIECE_ROWS:
