@@ -19,6 +19,7 @@ from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
 from sncheck.health.p2ptiers import LEVELS as P2P_LEVELS, RATES as P2P_RATES, p2p_tiers, rate_rows
+from sncheck.health.pairratio import DESIGN_LEVEL
 from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
@@ -219,8 +220,9 @@ def _level(rules: list["Rule"], ctx: DetectContext) -> tuple[Bars, dict]:
     """A level kind's bars, and how its pairs are summarised (:func:`sncheck.health.pairview.summarise`'s
     keywords: a time inverted, the exceptions beyond the bars, a retest's subject apart)."""
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
-    return bars, {"invert": kind_of(rules[0])[2] == "above",  # type: ignore[index]
-                  "exception": lambda _t, r, f, level: beyond(bars, r, f, level), "apart": ctx.apart_cards()}
+    how = {"invert": kind_of(rules[0])[2] == "above",  # type: ignore[index]
+           "exception": lambda _t, r, f, level: beyond(bars, r, f, level), "apart": ctx.apart_cards()}
+    return bars, how | ({"design_level": DESIGN_LEVEL} if rules[0].metric in DERIVED else {})
 
 
 def _level_findings(tiers: Mapping[str, FrameTier], bars: Bars, rules: list["Rule"], ctx: DetectContext,

@@ -21,6 +21,7 @@ import pandas as pd
 
 from sncheck.health import fabric, groups, injob, kernel, tried
 from sncheck.health.lateness import fit
+from sncheck.health.pairratio import pair_ratio, pairs_of
 from sncheck.health.rankrows import COLUMNS, rank_rows
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows, rows_where
@@ -320,72 +321,21 @@ def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFram
     return out[["src", "dst", "tier", "value", "failed"]]
 
 
-def _pairs(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Rows of the stress layer's pairwise narrowing pass, with their pair identity; once
-    per evaluation (three metrics read them). Callers get a shallow copy, as from _p2p."""
-    key = ("_pairs", id(rows))
-    if ctx.cache is not None and key in ctx.cache:
-        return ctx.cache[key].copy(deep=False)
-    coll = kind_rows(rows, "collective")
-    if coll.empty or "group_kind" not in coll:
-        return pd.DataFrame()
-    pairs = coll[coll["group_kind"] == "pair"].copy()
-    if pairs.empty:
-        return pairs
-    # Each pair has a row per collective and size: parse each distinct group once.
-    codes, groups = pd.factorize(pairs["group"].astype(str))
-    ends = [g.removeprefix("pair:").split("<->", 1) for g in groups.tolist()]
-    src = np.array([e[0] for e in ends], dtype=object)
-    dst = np.array([e[1] if len(e) > 1 else None for e in ends], dtype=object)
-    pairs["src"], pairs["dst"] = src[codes], dst[codes]
-    pairs["link"] = ctx.topo.link_ids(pairs["src"], pairs["dst"])
-    pairs["tier"] = ctx.topo.tiers(pairs["src"], pairs["dst"])
-    pairs["failed"] = pairs["status"] != "ok"
-    if ctx.cache is not None:
-        ctx.cache[key] = pairs
-    return pairs.copy(deep=False)
-
-
-def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool) -> pd.DataFrame:
-    pairs = _pairs(rows, ctx)
-    if pairs.empty:
-        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    key = ["collective", "size_bytes", "tier"]
-    level = pairs.groupby(key)[column].transform("median")
-    if apart := ctx.apart_cards():
-        # a retest (or the narrowing): the level is its controls' (pairs with no end of the subject's) where it
-        # has any. A leaf slow above 256 MiB was the median of its retest's 9 scale-out pairs (6 through it),
-        # read 1.0 of it at its worst size and was released (r10-09).
-        theirs = pairs["src"].isin(apart).to_numpy(bool) | pairs["dst"].isin(apart).to_numpy(bool)
-        controls = pairs[column].where(~theirs).groupby([pairs[k] for k in key], observed=True).transform("median")
-        level = controls.fillna(level)
-    pairs["ratio"] = pairs[column] / level
-    sized = pairs[pairs["size_bytes"] >= ctx.large_bytes] if large else pairs[pairs["size_bytes"] <= ctx.small_bytes]
-    out = pairs.groupby("link").agg(src=("src", "first"), dst=("dst", "first"), tier=("tier", "first"),
-                                    failed=("failed", "any")).reset_index()
-    if large:  # its worst size: a fault acting above a message size shows at the larger alone (r8-29)
-        value = sized.groupby(["link", "size_bytes"], observed=True)["ratio"].median().groupby(level=0).min()
-    else:
-        value = sized.groupby("link")["ratio"].median()
-    out["value"] = out["link"].map(value)
-    return out
-
-
 def pair_busbw(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """Pairwise collectives at bandwidth-bound sizes: busbw over the median of the tier, at
     the pair's worst size (the narrowing measures one, or where a group was slow, two)."""
-    return _pair_ratio(rows, ctx, "busbw_GBps", large=True)
+    return pair_ratio(rows, ctx, "busbw_GBps", large=True)
 
 
 def pair_small_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """Pairwise collectives at latency-bound sizes: time over the median of the tier."""
-    out = _pair_ratio(rows, ctx, "time_us", large=False)
+    out = pair_ratio(rows, ctx, "time_us", large=False)
     out["failed"] = False  # a pair that failed outright is pair_busbw's finding
     return out
 
 
 def pair_wrong(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    pairs = _pairs(rows, ctx)
+    pairs = pairs_of(rows, ctx)
     if pairs.empty:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     pairs["wrong"] = pairs["wrong"].fillna(0)

@@ -73,7 +73,8 @@ class FrameTier:
 
 def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, count_above: float | None = None,
               count_below: float | None = None, reference: np.ndarray | None = None,
-              exception=None, apart: Collection[str] = (), cache: dict | None = None) -> dict[str, FrameTier]:
+              exception=None, apart: Collection[str] = (), cache: dict | None = None,
+              design_level: float | None = None) -> dict[str, FrameTier]:
     """Per tier, one summary per measured pair of a metric frame (columns src, dst, tier,
     value, failed, and design where the tier has one).
 
@@ -85,7 +86,9 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     (a retest's suspect: its pairs with its controls outnumber theirs, and a host slowed
     whole was its own level, released as healthy); ``cache``: the evaluation's, where the
     rows' grouping into pairs is shared by the metrics of one frame of pairs
-    (:func:`sncheck.health.pairgroups.tier_groups`)."""
+    (:func:`sncheck.health.pairgroups.tier_groups`); ``design_level``: a tier whose every pair is
+    ``apart``'s and whose rows carry a design has that level (design units: the stress narrowing with
+    no control, :mod:`sncheck.health.pairratio`), not the median of its own pairs."""
     if cells.empty:
         return {}
     value = cells["value"].to_numpy(float)
@@ -95,7 +98,8 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     if reference is not None:
         design = np.asarray(reference, dtype=float)
     return summarise_rows(tier_groups(cells, topo.card_table, cache), value, failed, design, topo, invert=invert,
-                          count_above=count_above, count_below=count_below, exception=exception, apart=apart)
+                          count_above=count_above, count_below=count_below, exception=exception, apart=apart,
+                          design_level=design_level)
 
 
 DERIVE = True  # a tier of one row a pair and one reference holds Derived columns (tests compare both ways)
@@ -107,7 +111,7 @@ Design = np.ndarray | Callable[[str], float] | None
 def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.ndarray, design: Design,
                    topo: Topology, *, invert: bool = False, count_above: float | None = None,
                    count_below: float | None = None, exception=None,
-                   apart: Collection[str] = ()) -> dict[str, FrameTier]:
+                   apart: Collection[str] = (), design_level: float | None = None) -> dict[str, FrameTier]:
     """:func:`summarise` of the rows ``groups`` gives (:func:`sncheck.health.pairgroups.tier_groups`),
     whose ``value``, ``failed`` and ``design`` are columns in the same row space: a metric
     frame's, or the frame of pairs a metric selects its rows from (:mod:`sncheck.health.p2ptiers`).
@@ -164,11 +168,16 @@ def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.nd
             summary_failed = ~(ratio > 0)
             ratio[summary_failed] = np.nan  # (a fresh array: _median_by's own)
         peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(pa), bool)
-        if not np.isfinite(_at(ratio, peers)).any():
-            peers[:] = True  # nothing measured beside the subject's own pairs: they are the level
+        # nothing measured beside the subject's own pairs: they are the level, unless design is their control
+        # (pairratio: no pair is any card's peer, design's level is each one's)
+        by_design = design_level is not None and len(kept) and math.isfinite(tier_design) \
+            and count_above is None and count_below is None
+        if not np.isfinite(_at(ratio, peers)).any() and not by_design:
+            peers[:] = True
         if count_above is None and count_below is None:
             of_peers = _at(ratio, peers)
-            level = float(np.nanmedian(of_peers)) if np.isfinite(of_peers).any() else math.nan
+            level = float(np.nanmedian(of_peers)) if np.isfinite(of_peers).any() else \
+                design_level if by_design and design_level is not None else math.nan
             del of_peers
         exc = exception(t, ratio, summary_failed, level) if exception is not None else \
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
