@@ -44,6 +44,8 @@ def _nightly(tmp_path: Path, inventory: str, faults: list[str], seed: int) -> tu
 @pytest.mark.parametrize("inventory, faults, seed, entity, kind", [
     (DUALRAIL, ["{type: slow_switch, target: leaf:ld, factor: 0.4}"], 1, "leaf:ld", "switch"),
     (DUALRAIL, ["{type: slow_switch, target: leaf:lb, factor: 0.4}"], 3, "leaf:lb", "switch"),
+    (DEMO, _whole_host("node010", 4), 2, "node010", "host"),
+    (HGX, _whole_host("hgx05", 8), 1, "hgx05", "host"),
 ])
 def test_a_fault_with_no_control_in_its_narrowing_is_named_critical(tmp_path, inventory, faults, seed, entity,
                                                                      kind) -> None:
@@ -56,7 +58,7 @@ def test_a_fault_with_no_control_in_its_narrowing_is_named_critical(tmp_path, in
     assert not [s for s in res["isolation"] if s["entity_kind"] == "supernode"], res["isolation"]
 
 
-@pytest.mark.parametrize("inventory, seed", [(DUALRAIL, 1)])
+@pytest.mark.parametrize("inventory, seed", [(DUALRAIL, 1), (DEMO, 2), (HGX, 3)])
 def test_the_clean_counterparts_pass_with_no_finding(tmp_path, inventory, seed) -> None:
     code, res = _nightly(tmp_path, inventory, [], seed)
     assert (code, res["findings"], res["isolation"]) == (0, [], [])

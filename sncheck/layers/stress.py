@@ -92,6 +92,7 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
     """
     pointed = [tuple(m) for m in joined]
     parts = _apart(ctx, suspects, pointed)
+    parts += [[c] for c in sorted(_control_hosts(ctx, parts, suspects), key=ctx.topo.card_table.index.get_loc)]
     order: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for part in parts:
@@ -113,6 +114,27 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
     sizes = sizes if sizes is not None else narrow_sizes(ctx, {})
     return StressPlan(groups=groups, collectives=plan.collectives, sizes=tuple(sizes),
                       warmup=plan.warmup, iters=plan.iters, repeats=1)
+
+
+def _control_hosts(ctx: LayerContext, parts: list[list[str]], suspects: set[str]) -> set[str]:
+    """One card of each host whose pairs are the intra-host tier's controls, where every card of a
+    host of the narrowing is a suspect: the first host holding none, of its supernode, else of the
+    fleet (a host of its own domain: HGX). Each is narrowed apart, among its own cards alone (its
+    part holds its host mates): pairs between it and the suspects would be another tier's, read
+    without a control of their own. A host slowed whole (every card at 0.6: a power cap, a PCIe
+    root) was its own six pairs' level, each read 1.0 of it, and the nightly passed with its host
+    group's warning (reviews20 #15)."""
+    held = {host_of(c) for c in suspects}
+    whole = [h for part in parts for h in dict.fromkeys(host_of(c) for c in part)
+             if len(ctx.topo.cards_of_host(h)) >= 2 and set(ctx.topo.cards_of_host(h)) <= suspects]
+    out: set[str] = set()
+    for h in whole:
+        sn = ctx.topo.by_id[ctx.topo.cards_of_host(h)[0]].supernode
+        clean = [m for m in [*ctx.topo.hosts_of_supernode(sn), *ctx.topo.hosts] if m not in held
+                 and len(ctx.topo.cards_of_host(m)) >= 2]
+        if clean:
+            out.add(ctx.topo.cards_of_host(clean[0])[0])
+    return out
 
 
 def _apart(ctx: LayerContext, suspects: set[str], joined: Iterable[Iterable[str]]) -> list[list[str]]:
