@@ -46,6 +46,8 @@ def _nightly(tmp_path: Path, inventory: str, faults: list[str], seed: int) -> tu
     (DUALRAIL, ["{type: slow_switch, target: leaf:lb, factor: 0.4}"], 3, "leaf:lb", "switch"),
     (DEMO, _whole_host("node010", 4), 2, "node010", "host"),
     (HGX, _whole_host("hgx05", 8), 1, "hgx05", "host"),
+    (NVL72, ['{type: degraded_link, target: "r0tray03/gpu1<->r0tray09/gpu2", factor: 0.5}'], 1,
+     "r0tray03/gpu1<->r0tray09/gpu2", "link"),
 ])
 def test_a_fault_with_no_control_in_its_narrowing_is_named_critical(tmp_path, inventory, faults, seed, entity,
                                                                      kind) -> None:
@@ -58,7 +60,7 @@ def test_a_fault_with_no_control_in_its_narrowing_is_named_critical(tmp_path, in
     assert not [s for s in res["isolation"] if s["entity_kind"] == "supernode"], res["isolation"]
 
 
-@pytest.mark.parametrize("inventory, seed", [(DUALRAIL, 1), (DEMO, 2), (HGX, 3)])
+@pytest.mark.parametrize("inventory, seed", [(DUALRAIL, 1), (DEMO, 2), (HGX, 3), (NVL72, 3)])
 def test_the_clean_counterparts_pass_with_no_finding(tmp_path, inventory, seed) -> None:
     code, res = _nightly(tmp_path, inventory, [], seed)
     assert (code, res["findings"], res["isolation"]) == (0, [], [])
