@@ -52,7 +52,7 @@ NOT_GROUPS = ("pair", "confirm")  # the narrowing's pairs and a retest's groups 
 COLUMNS = ["group", "group_kind", "collective", "size_bytes", "ranks", "time_us", "expected_us", "value",
            "excess_us", "noise_us", "basis", "peers_us", "design_us"]
 BANDWIDTH_BOUND = 0.1  # a lone group is judged against design where the latency term is under this share
-LONE_PEER_BOUND = 0.2  # against its one peer: 1 - the shipped bar (DEFAULTS["below"]), a doubled latency term within it
+LONE_PEER_BOUND = 0.2  # against one peer: 1 - the bar, a doubled latency term reads within it (a 72-GPU rack: never 0.1)
 DEFAULTS = {"below": 0.8, "design_below": 0.5, "min_excess_us": 20.0, "noise_k": 3.0}  # the shipped rule's bars
 MAD_SIGMA = 1.4826  # a normal sample's standard deviation over its median absolute deviation
 
@@ -133,8 +133,6 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     # one peer of its own rank count is no level, only the other group's noise (reviews16 #9: on a real
     # loopback night two hosts' groups differed 25% and 20 us at 4 KiB, every run, and the rule named one):
     # as for other rank counts, compared only where bandwidth-bound, where a launch's jitter is no share
-    # (against one peer a latency term up to LONE_PEER_BOUND of its time, doubled by jitter, reads within the
-    # bar: a 72-GPU rack beside the other rack of a 2-rack fleet is nowhere under a tenth, reviews20 #13)
     lone_peer = same[1] == 2
     latency_bound = ((same[1] < 2) | lone_peer) & (count >= 2) & (
         p * a / n > np.where(lone_peer, LONE_PEER_BOUND * same[0], BANDWIDTH_BOUND * (p * a / n + mixed[0])))
@@ -146,8 +144,6 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
     # at 0.6 is 0.6 of its peers, within design's 0.5: reviews20 #1, judged against design alone, a 0.6 NIC
     # passed the nightly); else design's, and where design bounds nothing nothing (at latency-bound sizes a
     # jittery card's spikes made its rail's cross group 'slow against its peers' and quarantined a leaf)
-    # A group whose one peer is the other (two racks, two hosts): its peer's reading, design's where that alone
-    # is beyond its bar (reviews20 #13: one rack's NVLink pair at 0.5 read 0.55 of the other rack, unjudged)
     t = g["time_us"].to_numpy(float)
     cross = g["group_kind"].to_numpy() == "cross"
     peers_us, design_us = np.full(len(g), np.nan), np.full(len(g), np.nan)
@@ -158,7 +154,7 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
         bound = alpha_term <= BANDWIDTH_BOUND * (alpha_term + beta_term)
         by_design = np.where(bound, (alpha_term + beta_term) * f[lone] * n[lone], np.nan)
         by_peers = np.where((cross | lone_peer)[lone] & (basis[lone] == "peers"), expected[lone], np.nan)
-        # (one peer: its reading, unless design's alone is beyond its bar, a switch under both groups)
+        # one peer (two racks): its reading, design's where that alone is beyond its bar (reviews20 #13)
         with np.errstate(invalid="ignore"):
             design_alone = (by_design / t[lone] < DEFAULTS["design_below"]) & ~(by_peers / t[lone] < DEFAULTS["below"])
         one = lone_peer[lone]
