@@ -53,11 +53,12 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.scope import cards_of, switchlike
-from sncheck.run.controls import (PEERS, clear_of, domain_sample, fair_mates, far, peers_for, stand_ins,
+from sncheck.run.controls import (PEERS, domain_sample, fair_mates, peers_for, stand_ins,
                                   switch_sample)
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
+from sncheck.run.pairrounds import NO_PEERS, pair_rounds
 from sncheck.run.groupretest import OP, outcome, rerun, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
@@ -74,7 +75,6 @@ FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
-NO_PEERS = "no known-good peers to retest against"
 UNJUDGED = ("not re-measured: " + NO_PEERS, FEW, NO_CONTROL_PAIRS)  # a speed with no control, too few
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
@@ -282,62 +282,9 @@ class Window:
         return ConnectivityPlan(rounds=tuple(rounds), hosts=(), **self.ctx.backend.plan_defaults("connectivity"))
 
     def p2p_rounds(self) -> list[Round]:
-        """Its pair rounds, planned (none: ``measured`` says why not)."""
-        topo, tiers = self.ctx.topo, symptom_tiers(self.f, self.ctx.topo, self.syms)
-        self.p2p_tiers = tiers
-        rounds: list[Round] = []
-        measured = []
-        for tier in sorted(tiers):
-            avoid = self.avoid if tier == "scale_out" else self.inside
-            if self.f.entity_kind == "supernode" and tier != "scale_out":
-                # The domain's own pairs; another domain's, in the same window, as the control.
-                cards = domain_sample(topo, self.f.entity, tier, need=self._need())
-                others = [sn for sn in topo.supernode_names if sn != self.f.entity
-                          and not set(topo.cards_of_supernode(sn)) & avoid]
-                peers = domain_sample(topo, others[0], tier, avoid, self._need()) if others else []
-                groups = [cards, peers] if len(peers) >= 2 else [cards]
-            elif self.f.entity_kind == "host" and tier == "intra_host":
-                # The host's own pairs; another host's, same supernode first, as the control.
-                cards = sorted(self.scope)
-                sn = topo.supernode_of_host(self.f.entity)
-                others = sorted((h for h in topo.hosts if h != self.f.entity and h not in avoid
-                                 and len(topo.cards_of_host(h)) > 1
-                                 and not set(topo.cards_of_host(h)) & avoid),
-                                key=lambda h: topo.supernode_of_host(h) != sn)
-                peers = topo.cards_of_host(others[0]) if others else []
-                groups = [cards, peers] if peers else [cards]
-            elif switchlike(self.f):
-                # The NICs it carries, across domains (one per host, spread over them), so
-                # every pair among them crosses it; controls behind other leaves where any.
-                cards = switch_sample(topo, self.f.entity, sorted(self.scope))
-                peers = peers_for(cards, topo, avoid, tier)
-                groups = [cards + peers]
-            else:
-                cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
-                    domain_sample(topo, self.f.entity, "scale_up")
-                peers = peers_for(cards, topo, avoid - clear_of(topo, cards, avoid - self.inside, self.switches), tier)
-                if tier == "scale_out" and not far(topo, cards, peers):  # every far path through a named switch
-                    peers = peers_for(cards, topo, self.inside, tier)  # (r8-20): its level is its own (judge)
-                groups = [cards + peers]
-            own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
-                self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind in ("switch", "link")
-            if not peers and not own:
-                continue  # no known-good controls on this tier
-            # A domain's, a host's, a switch's or a link's own pairs are re-measured against the design bar even with
-            # no control beside them (a one-host inventory, as on the local backend, where the suspect links cover
-            # every card; a leaf carrying a whole rail); a shared machine's load then shows in its load, not in a
-            # control, and a bar judged against the controls has too few partners (never a release).
-            self.controls |= set(peers)
-            measured.append(tier)
-            for _ in range(self.repeats):  # only pairs of the symptom's tier
-                for g in groups:
-                    for rnd in round_robin(g):
-                        pairs = tuple(p for p in rnd if topo.tier(*p) == tier)
-                        if pairs:
-                            rounds.append(Round(len(rounds), "confirm", pairs))
-        if not rounds:
-            self.measured[P2P] = f"{NO_PEERS} on {', '.join(sorted(tiers - set(measured)))}"
-        return rounds
+        """Its pair rounds, planned (none: ``measured`` says why not; sncheck.run.pairrounds)."""
+        self.p2p_tiers = symptom_tiers(self.f, self.ctx.topo, self.syms)
+        return pair_rounds(self, self.p2p_tiers)
 
     def p2p_seen(self) -> None:
         """Whether its rounds measured the suspect's pairs on each of its tiers."""
@@ -458,7 +405,7 @@ class Window:
     def _tied(self, g: Finding, rows: pd.DataFrame) -> bool:
         return tied(self.f, g, rows, self.ctx.topo)
 
-    def _need(self) -> int:
+    def need(self) -> int:
         """The most partners a card needs for the symptoms' per-card or per-domain bars to
         judge its median (their ``min_pairs``)."""
         rules = [self.by_name.get(s.rule) for s in self.syms]
