@@ -62,7 +62,7 @@ from sncheck.run.pairrounds import NO_PEERS, pair_rounds
 from sncheck.run.groupretest import OP, outcome, rerun, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    ALIKE, beneath_known, failed_own, holders, no_longer, of_another_kind, only_beside, retest_tag, tied, \
+    ALIKE, of_known, failed_own, known_ends, holders, no_longer, of_another_kind, only_beside, retest_tag, tied, \
     seen_in_retest as _seen, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, on_fabric, split_link
@@ -210,6 +210,7 @@ class Window:
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
         self.notes: dict[str, str] = {}  # how -> what the measurement itself showed
         self.hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
+        self.ends: set[str] | None = None  # named()
 
     # ---------------------------------------------------------------- measuring
     def start(self) -> list[str]:
@@ -371,7 +372,7 @@ class Window:
                 return g.entity == self.f.entity or g.entity in holders(self.f)
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
         return bool((c := self._cards(g)) & self.scope) and g.entity not in self.switches - {self.f.entity} and \
-            not beneath_known(self.f, g, c, lambda: _dctx(self.ctx, self.f).culprit_cards(subject=False))
+            not of_known(self.f, g, c, self.named)
 
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
         """The rules over the retest's rows, pair rows one tier at a time: a retest holds a
@@ -402,6 +403,12 @@ class Window:
         self.looked = look(near, found, self.f.entity, skip, self.by_name, self.beside, p2p, dctx)
         return decided(self.looked)
 
+    def named(self) -> set[str]:
+        """The cards of the culprits named before this retest (retestbar.known_ends), read once."""
+        if self.ends is None:
+            self.ends = known_ends(_dctx(self.ctx, self.f))
+        return self.ends
+
     def _tied(self, g: Finding, rows: pd.DataFrame) -> bool:
         return tied(self.f, g, rows, self.ctx.topo)
 
@@ -428,7 +435,7 @@ class Window:
         changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
         # (near a bar only in the retest's few pairs; another's seen only through a known culprit: retestbar.through_known)
         found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and not g.near_only and (
-            self._mine(g) or not through_known(self._cards(g), rows, dctx, self.by_name.get(g.rule)))]
+            self._mine(g) or not through_known(self._cards(g), rows, dctx, self.by_name.get(g.rule), self.named()))]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         # apart (fair_mates): a host or domain named is its slow domain's level again, a culprit known
@@ -458,7 +465,7 @@ class Window:
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
-        if failed := failed_own(rows, self.f, self.scope, self.ctx.topo, dctx):  # a failed pair of its own: never inside
+        if failed := failed_own(rows, self.f, self.scope, self.ctx.topo, dctx, self.named()):  # a failed pair of its own: never inside
             per = [{**p, "outcome": None, "note": failed} if p["outcome"] is False else p for p in per]  # (any bar)
         per = explained(per, ends) if ends and not hits else per  # a link's pair its end explains
         busy_now = _busy_reason(load, [])

@@ -15,7 +15,7 @@ import pandas as pd
 
 from sncheck.health.explain import MAD_SD, group_median, median
 
-from sncheck.health.metrics import METRICS, P2P, PAIRS, DetectContext
+from sncheck.health.metrics import METRICS, P2P, PAIRS, DetectContext, cards_held
 from sncheck.health.rules import Rule
 from sncheck.model import Finding, is_uplink, on_fabric, parse_switch, split_link
 from sncheck.run.controls import PEERS
@@ -197,10 +197,11 @@ def _pair_ends(rows: pd.DataFrame, rule: Rule, topo: Topology) -> pd.DataFrame:
                          "tier": [topo.tier(a, b) for a, b in ends]}, dtype=object)
 
 
-def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule: Rule | None) -> bool:
+def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule: Rule | None,
+                  ends: Set[str] = frozenset()) -> bool:
     """Whether a pair finding of a retest (``cards``: the cards it holds; ``rule``: the rule
     that raised it) was measured only on pairs whose path crosses a known link or switch
-    culprit other than the retest's subject (``DetectContext.explained_pairs``): those pairs
+    culprit other than the retest's subject, or at a known culprit's card (:func:`by_known`): those pairs
     are that culprit's symptom and say nothing of the cards at their ends. A link's retest
     re-measures its own pair; through a slow spine named beside it, the pair's bandwidth
     read as "card or link, not localised", new in the retest, and isolated a link whose
@@ -211,17 +212,48 @@ def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule
     p = rows[rows["kind"] == "p2p"]
     src, dst = p["src"].astype(str), p["dst"].astype(str)
     theirs = (src.isin(cards) | dst.isin(cards)).to_numpy()
-    return bool(theirs.any()) and bool(dctx.explained_pairs(src[theirs], dst[theirs]).all())
+    return bool(theirs.any()) and bool(by_known(src[theirs], dst[theirs], dctx, ends).all())
 
 
-def beneath_known(subject: Finding, g: Finding, cards: Set[str], known: Callable[[], Set[str]]) -> bool:
-    """Whether a switch suspect's retest finding ``g`` (its ``cards``) lies beneath the switch
-    and every card it holds is a known culprit's other than the switch (a NIC, a card, a link
-    end already named): that culprit's symptom, never the switch's again. Round 5's r5-42: a
-    leaf slow during the run only was "confirmed" by its retest's pairs of pb05/nic5, a slow
-    NIC below it named and isolated on its own, while its 180 other pairs read at design.
-    ``known``: the known culprits' cards, asked only of a switch suspect."""
-    return subject.entity_kind == "switch" and g.entity != subject.entity and bool(cards) and cards <= known()
+def known_ends(dctx: DetectContext) -> set[str]:
+    """The cards of the culprits named before a retest (``dctx.known`` of a context not yet evaluated:
+    a rule's evaluation adds what it finds, and a finding would explain itself) other than its subject
+    and other than one holding the whole subject (a domain named around a host suspect explains nothing
+    of the host's own pairs)."""
+    mine = dctx.subject_cards()
+    out: set[str] = set()
+    for entity, kind in dctx.known:
+        held = set(cards_held(entity, kind, dctx.topo))
+        if entity != dctx.subject and not (mine and mine <= held):
+            out |= held
+    return out
+
+
+def by_known(src: pd.Series, dst: pd.Series, dctx: DetectContext, ends: Set[str]) -> np.ndarray:
+    """Per pair of a retest (card ids): whether a culprit named before it, other than its subject,
+    explains it: its path crosses a known link or switch culprit (``DetectContext.explained_pairs``),
+    or one of its ends is in ``ends``, a known culprit's card (:func:`known_ends`). Such a pair failing or slow is
+    that culprit's symptom, evidence neither against the subject nor for it. The one definition the
+    retest's judging reads: a failed pair of the suspect's own (:func:`failed_own`), a retest finding
+    on other cards (:func:`through_known`) and one on the suspect's (:func:`of_known`)."""
+    out = dctx.explained_pairs(src, dst)
+    if ends:
+        out = out | src.astype(str).isin(ends).to_numpy() | dst.astype(str).isin(ends).to_numpy()
+    return out
+
+
+def of_known(subject: Finding, g: Finding, cards: Set[str], ends: Callable[[], Set[str]]) -> bool:
+    """Whether a retest finding ``g`` (its ``cards``) inside a suspect that holds several cards (a
+    switch, a NIC, a host, a domain) is a culprit's named before the retest: not the subject, and
+    every card it holds a known culprit's (:func:`known_ends`, as :func:`by_known` reads a pair).
+    That culprit's symptom, never the suspect's again. Round 5's r5-42: a leaf slow during the run
+    only was "confirmed" by its retest's pairs of pb05/nic5, a slow NIC below it named and isolated
+    on its own; reviews20 #5: supernode sn0, suspect for a transient card's slow rail group, was
+    "confirmed" by card node003/gpu2, the connectivity layer's confirmed culprit, slow again in its
+    pairwise collectives, while the group's own re-run was inside its bars. ``ends``: the known
+    culprits' cards (:func:`known_ends`), asked only when it can matter."""
+    return subject.entity_kind != "link" and g.entity != subject.entity and bool(cards) and \
+        cards <= ends()
 
 
 def seen_in_retest(g: Finding, suspect: Finding, busy: str | None) -> Finding:
@@ -288,13 +320,13 @@ def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology,
-               dctx: DetectContext | None = None) -> str | None:
+               dctx: DetectContext | None = None, ends: Set[str] = frozenset()) -> str | None:
     """The suspect's own pairs (:func:`pairs_of`) its retest measured and that failed (a
     timeout, an error), said; None when none did. A failed pair through the suspect is never
     "inside the bar", whatever the retest's localization named for it (review17 #4: a dead
     uplink's 150 timed-out pairs, named at its leaf, read as a healthy cable and released).
-    A pair whose path crosses another known link or switch culprit (``dctx.explained_pairs``)
-    is that culprit's symptom, evidence neither against the suspect nor for it: r11-39's spine,
+    A pair a known culprit explains (:func:`by_known`: through a known link or switch, or at a
+    known culprit's card) is that culprit's symptom, evidence neither against the suspect nor for it: r11-39's spine,
     suspect for a transient NIC's slow cross group, stayed quarantined on 128 pairs that timed
     out through the dead leaf isolated before it. When such failed pairs are all it had, the
     retest cannot judge it."""
@@ -303,7 +335,7 @@ def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology,
         return None
     own = pairs_of(p, f.entity, f.entity_kind, scope, topo)
     failed = (p["status"] != "ok").to_numpy()
-    through = dctx.explained_pairs(p["src"], p["dst"]) if dctx is not None else np.zeros(len(p), bool)
+    through = by_known(p["src"], p["dst"], dctx, ends) if dctx is not None else np.zeros(len(p), bool)
     bad = own & failed & ~through
     if not bad.any():
         if (own & failed).any() and not (own & ~through).any():
