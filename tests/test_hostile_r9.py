@@ -142,14 +142,16 @@ def test_h9_05_two_commands_at_once_each_under_the_cap_together_over_it(tmp_path
 
 def test_h9_06_a_switch_and_cards_on_its_rail_are_counted_once(tmp_path: Path, cluster: FakeCluster) -> None:
     """H9-06: a leaf (rail 0 of the 16 hosts of scalable unit su0: 16 cards) and node001/gpu0, on
-    that rail: 16 cards out, not 17; node001/gpu1 is one more."""
+    that rail, counted once. Since reviews20 #17 a switch's isolation counts what it takes out: repair
+    advice under every action, no card masked, so none; node001/gpu0 is the one card, node001/gpu1
+    beside it (the first batch a dry run) one card again."""
     state = tmp_path / "state"
     r = _act(state, "isolate", "leaf:su0-rail0", "node001/gpu0", "--via", "hostfile", "--cap", "1")
     assert r.exit_code == 0, r.output
     audit = read_audit(state)
-    assert all("16 of 64 cards" in a["cap_check"] for a in audit), audit[0]["cap_check"]
+    assert all("1 of 64 cards" in a["cap_check"] for a in audit), audit[0]["cap_check"]
     r = _act(state, "isolate", "leaf:su0-rail0", "node001/gpu1", "--via", "hostfile", "--cap", "1")
-    assert "17 of 64 cards" in read_audit(state)[-1]["cap_check"]
+    assert "1 of 64 cards" in read_audit(state)[-1]["cap_check"]
 
 
 def test_h9_07_a_host_and_its_own_card_are_one_host(tmp_path: Path, cluster: FakeCluster) -> None:

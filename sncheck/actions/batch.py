@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.fabric import Fabric
 from sncheck.model import LINK_SEP, Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, host_of, hosts_of
-from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
+from sncheck.health.policy import DEFAULT_CAP, OVER_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
 from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, get_action, perform
@@ -34,6 +33,7 @@ class BatchResult:
     forced: str | None = None  # the --force-cap reason that let an over-cap batch through
     recorded: bool = False  # the decisions are in the state store already (applied as transactions)
     interrupted: str | None = None  # a signal stopped the batch after a whole host: what was and was not done
+    held: list[tuple[ActionRequest, str]] = field(default_factory=list)  # isolations over the cap (fit_cap), why
 
     @property
     def blocked(self) -> bool:
@@ -59,7 +59,7 @@ def in_service_after(store: StateStore, requests: Iterable[ActionRequest]) -> di
 
 def in_fleet(entity: Isolated, inventory: Inventory) -> bool:
     """Whether an isolation keeps part of this inventory's fleet out of service: a host, card or
-    NIC of its hosts, one of its supernodes, a switch (counted by its rail's cards). One the
+    NIC of its hosts, one of its supernodes, a switch (counted by what it takes out: cap_check). One the
     inventory no longer has (a host retired while isolated) is no share of the fleet the cap
     bounds: counted, 2 of 15 hosts blocked the first isolation of the fleet (hostile round 9)."""
     if entity.kind == EntityKind.SUPERNODE:
@@ -94,54 +94,93 @@ def refuse_other_fleet(store: StateStore, inventory: Inventory | None) -> None:
                           str(store.dir))
 
 
-def switch_cards(inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict[str, list[str]]:
-    """The cards whose rail each isolated switch carries (what draining it takes from the
-    cap's count); a name that is no switch of the inventory's fabric counts nothing."""
-    switches = [e for e, i in isolated.items() if i.kind == "switch"]
-    if not switches:
-        return {}
-    fabric = Fabric(inventory)
-    out = {}
-    for s in switches:
-        try:
-            out[s] = [card_of(n) for n in fabric.nics_of(s)]
-        except KeyError:
+def cap_check(isolated: Mapping[str, Isolated], inventory: Inventory, cap: float) -> CapResult:
+    """The fleet cap over what would be out of service (``isolated``: :func:`in_service_after`), the
+    inventory's fleet only (:func:`in_fleet`). A switch counts what its isolation takes out: under every
+    action it is repair advice (:func:`sncheck.actions.base.switch_plan`: "drain that rail ... no card is
+    masked"), so none; a confirmed leaf counted its rail's 16 cards and blocked a confirmed card's mask
+    beside it (reviews20 #17)."""
+    return check_cap([{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()
+                      if in_fleet(i, inventory)],
+                     inventory.card_count, len(inventory.hosts), cap,
+                     host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
+                     supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes}, switch_cards={})
+
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1}
+
+
+def evidence_order(req: ActionRequest, takes: int) -> tuple[int, int, int]:
+    """Which isolation the cap admits first: the more severe finding, then one its retest confirmed,
+    then the one taking fewer cards out (``takes``)."""
+    return (SEVERITY_ORDER.get(str(req.evidence.get("severity")), 2), 0 if req.evidence.get("confirmed") is True else 1,
+            takes)
+
+
+def fit_cap(requests: Sequence[ActionRequest], store: StateStore, inventory: Inventory,
+            cap: float) -> tuple[list[ActionRequest], list[tuple[ActionRequest, str]]]:
+    """A run's isolations within the fleet cap, entity by entity in order of evidence
+    (:func:`evidence_order`): each is admitted when what is out of service with it (the store's,
+    the releases and the isolations admitted before it) stays within the cap; one that does not is
+    held, not applied, and said. Each entity stays whole (a host or a domain is never cut down to
+    fit). Returns the requests to carry out (in their order) and the held ones with why. A bogus
+    32-card domain in a run's batch kept its confirmed sick card in service: "nothing was applied"
+    (reviews20 #5, #17)."""
+    base = [r for r in requests if r.action != "isolate"]
+    isolates = [r for r in requests if r.action == "isolate"]
+    takes = {r.entity: cap_check(in_service_after(store, base + [r]), inventory, 1.0).cards -
+             cap_check(in_service_after(store, base), inventory, 1.0).cards for r in isolates}
+    admitted: list[ActionRequest] = []
+    held: list[tuple[ActionRequest, str]] = []
+    for r in sorted(isolates, key=lambda r: evidence_order(r, takes[r.entity])):
+        c = cap_check(in_service_after(store, base + admitted + [r]), inventory, cap)
+        if c.ok:
+            admitted.append(r)
             continue
-    return out
+        held.append((r, f"{r.kind} {r.entity} not applied: with it {c.cards} of {inventory.card_count} cards "
+                        f"({c.card_share:.1%}) and {c.hosts} of {len(inventory.hosts)} hosts ({c.host_share:.1%}) "
+                        f"would be out of service, over the fleet cap of {cap:.0%} (at least one host and its "
+                        "cards in all)"))
+    keep = {id(r) for r in base + admitted}
+    return [r for r in requests if id(r) in keep], held
 
 
 def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory: Inventory | None,
               via: Sequence[str], apply: bool, runner: CommandRunner | None, audit: AuditLog,
               out_dirs: Sequence[Path], cap: float | None = DEFAULT_CAP, force_cap: str | None = None,
               run_id: str | None = None, signals: DeferredSignals | None = None,
-              now: datetime | None = None) -> BatchResult:
+              now: datetime | None = None, partial: bool = False) -> BatchResult:
     """Plan (dry run) or apply ``via`` actions for every request, within the fleet cap.
 
-    The cap counts the store's current isolations plus this batch's; when they are over it,
-    nothing is applied (every request gets a ``skipped`` audit record with the cap's
+    The cap counts the store's current isolations plus this batch's (:func:`cap_check`). A run's
+    batch (``partial``) is capped entity by entity (:func:`fit_cap`): what fits is carried out, each
+    isolation that does not is held (a ``skipped`` audit record saying why, ``held``). Otherwise, when
+    they are over it, nothing is applied (every request gets a ``skipped`` audit record with the cap's
     message) unless ``force_cap`` gives a reason, which every audit record of the batch
     carries. A dry run only reads the store. ``apply`` runs each request as a transaction
     (:func:`sncheck.actions.transaction.apply_each`: recorded as it goes, ``recorded`` set);
     the caller holds the state directory's lock around it."""
     actions = [get_action(v) for v in via]
-    isolated = in_service_after(store, requests)
     result = BatchResult()
     extra: dict[str, Any] = {}
     if cap is not None and any(r.action == "isolate" for r in requests):
         if inventory is None:
             raise ConfigError("the fleet cap needs the inventory's size: give -i INVENTORY")
-        result.cap = check_cap(
-            [{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()
-             if in_fleet(i, inventory)],
-            inventory.card_count, len(inventory.hosts), cap,
-            host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
-            supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes},
-            switch_cards=switch_cards(inventory, isolated))
+        if partial and not force_cap:
+            requests, result.held = fit_cap(requests, store, inventory, cap)
+        result.cap = cap_check(in_service_after(store, requests), inventory, cap)
         extra = {"cap": cap, "cap_check": result.cap.message}
         if not result.cap.ok and force_cap:
             result.forced = force_cap
             extra["force_cap"] = force_cap
+    isolated = in_service_after(store, requests)
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    for req, why in result.held:  # (a run's batch: each held isolation said, the rest carried out)
+        for action in actions:
+            record = _record(req, action.name, stamp, "skipped", f"safety cap: {why}. {OVER_CAP}", apply)
+            record["blocked_by_cap"] = True
+            audit.append(record)
+            result.records.append(record)
     if result.blocked:
         assert result.cap is not None
         for req in requests:
@@ -154,10 +193,11 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
         return result
     if apply:
         check_outputs(actions, out_dirs, audit)
-        result.records, result.applied, result.interrupted = apply_each(
+        records, result.applied, result.interrupted = apply_each(
             requests, store=store, actions=actions, isolated_after=lambda req: in_service_after(store, [req]),
             inventory=inventory, runner=runner or LocalRunner(), audit=audit, out_dirs=out_dirs,
-            run_id=run_id or requests[0].run_id or "", extra=extra, signals=signals or DeferredSignals(), now=now)
+            run_id=run_id or (requests[0].run_id if requests else None) or "", extra=extra, signals=signals or DeferredSignals(), now=now)
+        result.records += records
         result.recorded = True
         return result
     ctx = ActionContext(isolated, inventory, tuple(out_dirs))
@@ -233,7 +273,8 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
                                   e.rule, _evidence(e, run.findings, prior), run_id) for e in acted]
         audit = AuditLog(out_dirs, held=not apply)  # applied: written ahead, as each transaction goes
         batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
-                          audit=audit, out_dirs=out_dirs, cap=cap, run_id=run_id, signals=signals, now=now)
+                          audit=audit, out_dirs=out_dirs, cap=cap, run_id=run_id, signals=signals, now=now,
+                          partial=True)
         for e in acted:
             e.applied = batch.applied.get(e.entity, False)
             if not batch.recorded or e.entity not in batch.applied:  # a dry run, blocked, or not begun
@@ -243,6 +284,13 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
         raise HarnessError(batch.interrupted or f"interrupted ({signals.fired}) while the isolation steps were "
                            "recorded; all of them were recorded and done")
     blocked = next((r for r in batch.records if r.get("blocked_by_cap")), None)
+    if batch.held:
+        held = {r.entity for r, _ in batch.held}
+        fit = [e.entity for e in acted if e.action == Action.ISOLATE and e.entity not in held]
+        said = "; ".join(why for _, why in batch.held)
+        return RunActions(steps, batch.records, f"safety cap: {said}; within the cap and " + (
+            f"{'applied' if apply else 'planned'}: {', '.join(fit)}" if fit else "no other isolation") + f". {OVER_CAP}",
+            done)
     return RunActions(steps, batch.records, blocked["message"] if blocked else None, done)
 
 

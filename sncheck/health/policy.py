@@ -28,6 +28,10 @@ from sncheck.model import entity_kind  # noqa: F401 -- the model's now (results.
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
+OVER_CAP = ("So many at once suggests a fabric-wide or harness problem (a switch, the network, "
+            "a bad tool or baseline), not many broken cards: check the fabric and the harness first, "
+            "and release what is back in service. To isolate them anyway: sncheck isolate ... "
+            "--force-cap REASON (the reason goes into the audit).")
 ISOLATING = ("isolate",)  # actions that take something out of service when applied
 
 
@@ -141,10 +145,7 @@ def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards:
         return CapResult(False, (
             f"safety cap: {numbers} by sncheck's own isolations (the state store's and this batch's): "
             f"more than the fleet cap of {cap:.0%} (at least one host and its cards in all). Nothing was applied. "
-            "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
-            "a bad tool or baseline), not many broken cards: check the fabric and the harness first, "
-            "and release what is back in service. To isolate them anyway: sncheck isolate ... "
-            "--force-cap REASON (the reason goes into the audit)."), n_cards, len(hosts), card_share, host_share)
+            f"{OVER_CAP}"), n_cards, len(hosts), card_share, host_share)
     return CapResult(True, f"within the fleet cap of {cap:.0%} (at least one host and its cards in all): {numbers}",
                      n_cards, len(hosts), card_share, host_share)
 
