@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, groups, injob, kernel, tried
+from sncheck.health import fabric, groups, injob, kernel, tails, tried
 from sncheck.health.lateness import fit
 from sncheck.health.pairratio import pair_ratio, pairs_of
 from sncheck.health.rankrows import COLUMNS, rank_rows
@@ -519,11 +519,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "pairwise collective busbw at large sizes over the tier median", reads=COLL),
     Metric("pair_small_time", "stress", PAIRS, "x tier median", pair_small_time,
            "pairwise collective time at small sizes over the tier median", reads=COLL),
-    Metric("pair_wrong", "stress", PAIRS, "wrong elements", pair_wrong,
-           "elements that failed validation in pairwise collectives", reads=COLL),
+    Metric("pair_wrong", "stress", PAIRS, "wrong elements", pair_wrong, "elements that failed validation in pairwise collectives", reads=COLL),
     Metric("group_busbw", "stress", GROUPS, "x predicted", groups.group_busbw,
            "a collective group's time at each size against what its peer groups predict for its ranks", reads=COLL),
     Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's launch lateness in collectives (its skews, its groups' first ranks added back)", reads=("rank",)),
+    Metric("rank_skew_spikes", "stress", ENTITIES, "share of its rows", tails.rank_skew_spikes, "a card's collectives it entered far later than its own median (sncheck.health.tails)", reads=("rank",)),
     Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica", reads=GOLDEN),
     Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,
            "golden model step time over the reference's", reads=GOLDEN),
