@@ -126,3 +126,32 @@ def test_a_jittery_card_is_named_not_its_supernode(tmp_path):
     assert [f["entity"] for f in slow] == ["node006/gpu1"], slow
     assert "cross only at it (host:node006)" in slow[0]["message"]
     assert not {"sn0", "sn1"} & {s["entity"] for s in r["isolation"]}
+
+
+def test_a_slow_card_beside_a_slow_leaf_is_the_card_not_its_links(tmp_path):
+    """A card at 0.5 and a rail-1 leaf at 0.4 under the nightly (reviews20's card flood): the narrowing
+    is every pair of the fleet, the card's 31 pairs inside sn0 read 0.30 of their peers and its
+    scale-out pairs 0.85 (the NIC caps a card's speed there: the mock's ``min(B_out, s B_up)``). The
+    search fitted the card one factor for every tier, 0.31, contradicted by its scale-out pairs, and
+    named its 31 links "between two otherwise healthy cards" beside it (and 31 quarantines). A
+    pairwise collective's bandwidth is capped by the NIC as a pair test's is (culprits._model)."""
+    code, r = _run(tmp_path, "slow-leaf-and-card-node006.yaml", 1)
+    gating = sorted((f["entity"], f["entity_kind"]) for f in r["findings"] if f["gates"])
+    assert code == 1 and gating == [("leaf:su0-rail1", "switch"), ("node006/gpu0", "card")], gating
+    assert {s["entity"] for s in r["isolation"]} == {"leaf:su0-rail1", "node006/gpu0"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_slow_card_on_a_six_card_host_is_the_card_not_its_nvswitch_pairs(tmp_path, seed):
+    """reviews21 #1: y2 holds 6 cards in a supernode of 8-card hosts, its NVSwitch (450 GB/s) faster
+    than its scale-up (200 GB/s). A card at 0.5 read 0.29 on its 5 intra-host pairs and 0.38 on its
+    16 scale-up ones; one factor for both, the majority's 0.38, left each intra-host pair 0.76
+    unexplained, and all five were named links, confirmed and isolated beside the card."""
+    out = tmp_path / "out"
+    CliRunner().invoke(cli, ["run", "nightly-stress", "-i", str(REPRO / "inv-rail8.yaml"), "--backend", "mock",
+                             "--faults", str(REPRO / "slow-card-y2-six-card-host.yaml"), "--seed", str(seed),
+                             "--out", str(out), "-q"])
+    r = json.loads((out / "results.json").read_text())
+    slow = [(f["entity"], f["entity_kind"]) for f in r["findings"] if f["rule"].startswith("collective-pair")]
+    assert slow == [("y2/gpu1", "card")], slow
+    assert {s["entity"] for s in r["isolation"]} == {"y2/gpu1"}

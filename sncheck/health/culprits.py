@@ -103,9 +103,11 @@ def group_rules(rules: list["Rule"]) -> list[list["Rule"]]:
 
 
 def _model(metric: str, ctx: DetectContext) -> CostModel:
-    """Bandwidth: a card's speed shows over scale-out only through the NIC's cap (the
-    scale-out design over the scale-up one); everything else acts on every tier alike."""
-    if metric != "p2p_bandwidth":
+    """Bandwidth, a pair test's or a pairwise collective's: a card's speed shows over scale-out
+    only through the NIC's cap (the scale-out design over the scale-up one), as ``within_culprits``
+    reads the same pairs; everything else (latency, a collective's small-message time) acts on every
+    tier alike."""
+    if metric not in ("p2p_bandwidth", WITHIN):
         return CostModel()
     up, out = ctx.design.get(SCALE_UP), ctx.design.get(SCALE_OUT)
     if up is None or out is None or not up.bandwidth_GBps or not out.bandwidth_GBps:

@@ -63,6 +63,7 @@ LEVEL, RATE = "level", "rate"
 PAIR, CARD, DOMAIN = "pair", "card", "domain"
 DESIGN, PEERS = "design", "peers"
 MIN_PARTNERS = 2  # a card or NIC explains a symptom only when it shows with two partners at least
+SPEED_PARTNERS = 3  # a card read at its own speed on a tier (explain.speeds): with three partners there at least
 END_KINDS = ("card", "nic", "host", "supernode")
 SHARED_KINDS = ("link", "switch")
 UPLINK = "uplink"  # a leaf-to-spine cable: an Entity of kind "link" keyed (UPLINK, leaf, spine)
@@ -406,6 +407,22 @@ def median(x: np.ndarray) -> float:
 
 
 SMALL_GROUPS = 50_000  # values: below this a sort is cheaper than pandas' grouping (its ~2 ms a call)
+
+
+def speeds(per: Mapping[str, np.ndarray], *bars: float | None) -> dict[str, float]:
+    """A card's factor on tiers its speed acts on (``per``: its pairs' residuals a tier): the median
+    of all of them; each tier's own where it is beyond the pair ``bars`` on every one, with three
+    partners or more on each (a card's reading, not one pair's). One speed reads differently on tiers
+    of different designs (the cost model's lateness and bandwidth over each tier's own time): a 0.5
+    card on a 6-card host read 0.29 on its 5 NVSwitch pairs and 0.38 on its 16 scale-up ones, and one
+    factor, the majority's, named the five its links (reviews21 #1). A card healthy on one tier, or
+    with one pair there (a 0.3 link to its two-card host's mate beside its own 0.6), keeps one factor."""
+    own = {t: min(1.0, median(v)) for t, v in per.items()}
+    bar = max((b for b in bars if b is not None), default=None)
+    if len(own) > 1 and bar is not None and all(f < bar and len(per[t]) >= SPEED_PARTNERS for t, f in own.items()):
+        return own
+    one = min(1.0, median(np.concatenate(list(per.values()))))
+    return {t: one for t in per}
 
 
 def group_median(owner: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

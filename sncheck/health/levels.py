@@ -17,7 +17,7 @@ import numpy as np
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, NEAR_Z,
                                     PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     count_beyond, entity_of, group_median, holds_cards, joined, median, on_path,
-                                    pairs_on, reference, specific, unlocalised, uplinks)
+                                    pairs_on, reference, specific, speeds, unlocalised, uplinks)
 from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
 from sncheck.health.greedy import exchange, search
 from sncheck.health.pairview import measured_below
@@ -315,12 +315,11 @@ class Level:
         NIC caps it (bandwidth) or it acts there too (latency, collectives)."""
         inside = [v for t, v in per.items() if t != SCALE_OUT]
         if self.model.out_cap is None:
-            s = min(1.0, median(np.concatenate(list(per.values()))))
-            return {t: s for t in per}
+            return speeds(per, self.pair_peers, self.pair_design)
         if not inside:  # never measured inside its domain: the card cannot be told from its NIC
             return {t: min(1.0, median(v)) for t, v in per.items()}
         s = min(1.0, median(np.concatenate(inside)))
-        out = {t: s for t in per if t != SCALE_OUT}
+        out = speeds({t: v for t, v in per.items() if t != SCALE_OUT}, self.pair_peers, self.pair_design)
         if SCALE_OUT in per:
             # healthier there than its speed lets them: its NVLinks down (n_c: NVLink pairs only; r7-31)
             out[SCALE_OUT] = min(1.0, max(s / self.model.out_cap, median(per[SCALE_OUT])))
