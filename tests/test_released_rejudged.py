@@ -160,3 +160,23 @@ def test_a_slow_cards_late_launch_is_its_own_not_another_fault() -> None:
     # twice as slow again as its factor and its wait say: another fault's
     slower = frame.assign(time_us=[53.0, 212.0], value=[3 / 53, 31 / 212])
     assert f"host:{host}" in beyond_culprits(slower, members, known, {card: 0.5}, topo, None, late)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_what_a_culprit_of_the_layers_own_narrowing_explained_is_judged_again_once_released(
+        tmp_path: Path, seed: int) -> None:
+    """reviews21 #3: a transient card on rail 1 (0.7) beside a NIC at 0.4 on the same rail, under the nightly: the
+    host and rail groups crossed at the card, the narrowing named it and it explained cross:gpu1, its retest
+    released it, and nothing judged cross:gpu1 again (``explained`` held only earlier layers' culprits): exit 0,
+    the NIC never said. Judged again, the card's own pairs (measured before its retest found it healthy) are its
+    symptom, no link's: before that the three pairs of it were named links."""
+    out = tmp_path / "run"
+    code = CliRunner().invoke(main, [
+        "run", "nightly-stress", "-i", str(Path(__file__).parent.parent / "fixtures/inventories/demo-2sn.yaml"),
+        "--backend", "mock", "--faults", str(Path(__file__).parent / "data/factor-units/nic04-and-transient-card.yaml"),
+        "--seed", str(seed), "--out", str(out), "-q"]).exit_code
+    res = json.loads((out / "results.json").read_text())
+    ends = {s["entity"]: s["action"] for s in res["isolation"]}
+    assert code == 1 and ends == {"node010/gpu1": "release", "node003/nic1": "isolate"}, (code, ends)
+    stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
+    assert stress["rejudged"]["cross:gpu1"] == {"released": "node010/gpu1", "explained": None}, stress

@@ -170,6 +170,8 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
     """:func:`explain_rules` over a metric's frame (columns src, dst, tier, value, failed,
     design); ``listed``: :func:`listed_nics`."""
     metric, mode, side = kind_of(rules[0])  # type: ignore[misc]  # group_rules gives explained groups only
+    if metric in DERIVED and ctx.released:  # a released transient's pairs: its symptom, no other entity's
+        cells = without(cells, set(ctx.released))
     if metric in DERIVED and ctx.known:
         # a pair through a known culprit is its symptom, never the other end's: the cards it holds,
         # and the pairs through a known link, switch or cable (which hold no card; r11-32's dead link,

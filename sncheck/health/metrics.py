@@ -58,6 +58,9 @@ class DetectContext:
     narrowed: frozenset[str] = frozenset()  # the stress narrowing's suspects (apart_cards)
     shown: frozenset[tuple[str, str]] = frozenset()  # (card, rule): a retest's other suspects' (rates.explain_rates)
     tried: tuple | None = field(default=None, repr=False)  # the cards the p2p rows tried (health.tried)
+    # Cards of this layer's own culprits its retest released (run.rejudge): their pairs measured before were a
+    # transient's symptom, evidence of no other entity (pairwise collectives); they explain no group
+    released: frozenset[str] = frozenset()
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
         """The cards the known culprits hold (with the retest's suspect, unless ``subject`` is False)."""

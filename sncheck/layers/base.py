@@ -58,6 +58,7 @@ class LayerContext:
     factors: dict = field(default_factory=dict)  # of them, each one's measured factor (its finding's evidence)
     beyond: dict = field(default_factory=dict)  # groups slower than their culprits' factors explain (DetectContext)
     narrowed: frozenset[str] = frozenset()  # the stress narrowing's suspect cards (DetectContext)
+    released: frozenset[str] = frozenset()  # cards of its own culprits a retest released (DetectContext)
     # the suspects of the retest wave under way (hard ones included: isolation._wave), and each one's cards with
     # the rules that named it ((card, rule, suspect): confirm.confirm), culprits found already in the others' retests
     wave: tuple = ()
@@ -75,7 +76,7 @@ class LayerContext:
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
                              known=self.known, untold=self.untold, beyond=self.beyond,
-                             factors=self.factors, narrowed=self.narrowed)
+                             factors=self.factors, narrowed=self.narrowed, released=self.released)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""
