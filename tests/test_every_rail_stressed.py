@@ -54,6 +54,22 @@ def test_one_rails_slowness_the_design_bar_lets_by_is_read_against_the_other_rai
     assert r.exit_code == 1 and named == {entity}, (r.exit_code, named)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_two_slow_nics_on_two_of_four_rails_are_both_named(tmp_path: Path, seed: int) -> None:
+    """reviews21 #6: with two of the four cross groups slow (0.4 NICs on rails 0 and 1), their peers' spread
+    (the MAD of four groups, two of them the faults) was taken as the run's noise, also for the reading
+    against design: 0.30 of design passed, zero findings, exit 0 (one NIC alone was found). Against design
+    the noise is the repeats' alone."""
+    plan, out = tmp_path / "faults.yaml", tmp_path / "out"
+    plan.write_text("faults:\n  - {type: slow_nic, target: node003, port: 1, factor: 0.4}\n"
+                    "  - {type: slow_nic, target: node010, port: 2, factor: 0.4}\n")
+    r = CliRunner().invoke(main, ["run", "nightly-stress", "-i", str(ROOT / "fixtures/inventories/demo-2sn.yaml"),
+                                  "--backend", "mock", "--faults", str(plan), "--seed", str(seed), "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    named = {f["entity"] for f in res["findings"] if f["gates"]}
+    assert r.exit_code == 1 and named == {"node003/nic0", "node010/nic1"}, (r.exit_code, named)
+
+
 def test_a_cross_group_is_read_against_its_peer_rails_and_design_the_reading_nearer_its_bar_kept() -> None:
     """The cross groups (one a rail) are read against each other and against the scale-out design:
     one rail's NIC at 0.6 is beyond the peers' bar (0.8) and within design's (0.5), so its peers'
