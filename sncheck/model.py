@@ -473,6 +473,9 @@ def is_cable(entity: str) -> bool:
     return bool(sep) and (parse_switch(a) is not None or parse_switch(b) is not None)
 
 
+CARD_ENDS = ("card", "host", "supernode")  # culprits that act on a pair as its ends' card speed
+
+
 def on_fabric(entity: str, kind: str) -> bool:
     """Whether a culprit (entity, kind) is a switch or a leaf-to-spine cable: what carries
     scale-out pairs only, holds no card, and is on a pair's path by the fabric's routes

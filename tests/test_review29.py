@@ -84,11 +84,6 @@ def test_a_link_whose_release_was_withdrawn_is_not_released_again_by_the_same_ca
     assert "release" not in acts and len(link["evidence"].get("withdrawn", [])) <= 1, (acts, link["evidence"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not reached since 795b5f5 (cross groups read against their peer rails): the late card's own retest now "
-    "reproduces it (cross:gpu1 against the other rails) and isolates it, so its release never withdraws the "
-    "link's; the link at 0.7 is released to that confirmed 0.6 card, and 30 pairs through the card are named as "
-    "links (reviews19 #8's class): the guard needs a new way in (stop note)"))
 def test_a_link_released_to_a_card_then_withdrawn_is_not_released_to_it_again(tmp_path, monkeypatch):
     """The withdraw-once guard itself (4244d8f, ``retestbar.no_longer``), reached as before 3fd7454:
     with the search's fit-to-own-pairs tie rule off, the link's retest names the card from its

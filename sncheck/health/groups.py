@@ -39,7 +39,8 @@ import pandas as pd
 
 from sncheck.config.inventory import tier_design
 from sncheck.health.groupmemo import judged_once, measured
-from sncheck.model import EntityKind, Finding, card_of, host_of, natural_key, split_link
+from sncheck.health.groupreading import peers_kept, reading
+from sncheck.model import CARD_ENDS, EntityKind, Finding, card_of, host_of, natural_key, split_link
 from sncheck.probeplan import WITHOUT
 from sncheck.store.frames import RowFrames, kind_rows
 
@@ -158,41 +159,12 @@ def _judge(g: pd.DataFrame, collective: str, ctx: "DetectContext") -> pd.DataFra
         with np.errstate(invalid="ignore"):
             design_alone = (by_design / t[lone] < DEFAULTS["design_below"]) & ~(by_peers / t[lone] < DEFAULTS["below"])
         one = lone_peer[lone]
-        peers_kept = np.where(one, ~np.isnan(by_peers) & ~design_alone,
-                              _peers_kept(by_peers, by_design, t[lone], DEFAULTS))
-        expected[lone] = np.where(peers_kept, by_peers, by_design)
-        basis[lone] = np.where(peers_kept, "peers", np.where(bound, "design", "none"))
+        kept = np.where(one, ~np.isnan(by_peers) & ~design_alone, peers_kept(by_peers, by_design, t[lone], DEFAULTS))
+        expected[lone] = np.where(kept, by_peers, by_design)
+        basis[lone] = np.where(kept, "peers", np.where(bound, "design", "none"))
         peers_us[lone], design_us[lone] = np.where(bound & ~one, by_peers, np.nan), by_design  # (reading: cross)
     return g.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis,
                     **_noise(g, x, f * n, kind_size + [p]), peers_us=peers_us, design_us=design_us)
-
-
-def _peers_kept(by_peers: np.ndarray, by_design: np.ndarray, t: np.ndarray, bar: dict[str, float]) -> np.ndarray:
-    """Where a group read both ways is judged against its peers: their reading beyond their bar and
-    design's within its own (each reading over its bar: below 1 is beyond it)."""
-    to_design, to_peers = by_design / t / bar["design_below"], by_peers / t / bar["below"]
-    return ~np.isnan(to_peers) & ~np.isnan(to_design) & (to_peers < 1) & (to_design >= 1)
-
-
-def reading(frame: pd.DataFrame, bar: dict[str, float]) -> pd.DataFrame:
-    """:func:`group_busbw`'s frame with each group read both ways judged by these bars (a rule's own):
-    its peers' reading where theirs is beyond ``below`` and design's within ``design_below``, else
-    design's. The frame keeps the shipped bars' choice; an operator's rule that moves the bars
-    chooses by its own (the shipped bars chose for every rule before)."""
-    if "peers_us" not in frame or frame.empty:
-        return frame
-    peers, design = frame["peers_us"].to_numpy(float), frame["design_us"].to_numpy(float)
-    both = ~np.isnan(peers) & ~np.isnan(design)
-    if not both.any():
-        return frame
-    t = frame["time_us"].to_numpy(float)
-    kept = _peers_kept(peers, design, t, bar)
-    swap = both & (kept != (frame["basis"].to_numpy() == "peers"))
-    if not swap.any():
-        return frame
-    expected = np.where(swap, np.where(kept, peers, design), frame["expected_us"].to_numpy(float))
-    basis = np.where(swap, np.where(kept, "peers", "design"), frame["basis"].to_numpy()).astype(object)
-    return frame.assign(expected_us=expected, value=expected / t, excess_us=t - expected, basis=basis)
 
 
 def _noise(g: pd.DataFrame, x: np.ndarray, scale: np.ndarray, by: list) -> dict[str, np.ndarray]:
@@ -406,7 +378,7 @@ def launch_spread(rows, groups: Collection[str] | None = None) -> pd.Series:
 
 def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: frozenset[tuple[str, str]],
                     factors: dict[str, float], topo: "Topology", rule: "Rule | None",
-                    late: pd.Series | None = None) -> dict[str, dict]:
+                    late: pd.Series | None = None, cap: float | None = None) -> dict[str, dict]:
     """Of the slow groups in ``members`` (those no rerun without their culprits' cards could tell: a
     culprit every card of the group, or all but one, sits under), those slower than their culprits'
     own measured factors explain: at a bandwidth-bound size (the time its peers predict at least ten
@@ -420,8 +392,11 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
     ``late`` (:func:`launch_spread`): a slow card also launches late, a wait its factor does not
     say; the culprit predicts the group's peers' time over its factor plus that measured wait
     (r11-07: a card at 0.5 on a two-card host, 50 us late, read 0.29 at 16 MiB and its host was
-    named beside it). Group -> the culprit (the lowest factor's), its factor, the group's worst value
-    and the smallest such size."""
+    named beside it). ``cap`` (``within.out_cap``): a card's speed shows over scale-out only through
+    its NIC's cap, so on a group over the switches a card, host or supernode at ``f`` predicts
+    ``min(1, f / cap)`` (a 0.7 card on rail 3 read 0.56 in its pairs and 'explained' its cross group at
+    0.40 of design, a NIC at 0.4 beside it: reviews21 #3). Group -> the culprit (the lowest factor's),
+    its factor, the group's worst value and the smallest such size."""
     if frame.empty or not members:
         return {}
     bar = bars(rule)
@@ -435,10 +410,11 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
         on = [(e, k) for e, k in sorted(known) if _sits_on(e, k, set(cards), cards, topo)]
         if not on or any(e not in factors for e, _ in on):
             continue
-        entity, kind = min(on, key=lambda c: factors[c[0]])
+        acts = _acting(on, factors, cap if group_crosses_switches(cards, topo) else None)
+        entity, kind = min(on, key=lambda c: acts[c[0]])
         # several culprits on its paths compound (a throttled card at 0.8 on a 0.5 link reads 0.4): their
         # product bounds what they predict together (lenient where they sit on different pairs)
-        joint = float(np.prod([factors[e] for e, _ in on]))
+        joint = float(np.prod([acts[e] for e, _ in on]))
         expected = rows_of["expected_us"].astype(float).to_numpy()
         wait = np.zeros(len(rows_of))
         if late is not None and len(late):
@@ -453,6 +429,12 @@ def beyond_culprits(frame: pd.DataFrame, members: dict[str, list[str]], known: f
                                "measured": round(float(worse["value"].astype(float).min()), 4),
                                "from_bytes": int(worse["size_bytes"].min())}
     return out
+
+
+def _acting(on: list[tuple[str, str]], factors: dict[str, float], cap: float | None) -> dict[str, float]:
+    """Each culprit's factor as it acts on a group (``cap``: over the scale-out network, a card's speed through
+    its NIC's cap, :func:`beyond_culprits`)."""
+    return {e: min(1.0, factors[e] / cap) if cap and k in CARD_ENDS else factors[e] for e, k in on}
 
 
 def _sits_on(entity: str, kind: str, mine: set[str], cards: list[str], topo: "Topology") -> set[str]:

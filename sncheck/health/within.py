@@ -36,11 +36,10 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.metrics import DetectContext, cards_held
-from sncheck.model import link_id, on_fabric, split_link
+from sncheck.model import CARD_ENDS, link_id, on_fabric, split_link
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
 WITHIN = "pair_busbw"  # the derived pair metric judged within its culprits' factors (a bandwidth over its tier's level)
-CARD_ENDS = ("card", "host", "supernode")  # culprits that act on a pair as its ends' card speed
 
 
 def out_cap(ctx: DetectContext) -> float | None:

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field, replace
 
 from sncheck.health.metrics import cards_held
 from sncheck.health.groups import NOT_GROUPS, explainer, explainers, group_members, slow_sizes
-from sncheck.health.suspects import suspect_cards
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
 from sncheck.model import Finding, Severity, entity_kind, on_fabric
@@ -83,7 +82,8 @@ class Rejudge:
             self.summary["rejudged"] = rejudged
         if not unexplained:
             return []
-        self._narrow(unexplained)
+        stress.narrow_groups(self.ctx, unexplained, self.summary, "rejudge",
+                             f"{len(unexplained)} slow groups a released culprit explained, judged again")
         kept = self.ctx.known, self.ctx.untold, self.ctx.released
         self.ctx.known, self.ctx.untold = known, frozenset(e for e in self.ctx.untold if e not in self.released)
         self.ctx.released = self._own_cards()
@@ -146,38 +146,3 @@ class Rejudge:
             ctx.known = kept
         return {g.id: int(slow_at[g.id]) for g in again
                 if g.id in slow_at and explainer(list(g.members), known, ctx.topo) is None}
-
-    def _narrow(self, unexplained: dict[str, int]) -> None:
-        """The unexplained groups' cards narrowed (each group's own suspects), the pair and size
-        the stress layer measured already left out."""
-        ctx = self.ctx
-        rows = ctx.frames(stress.NAME)
-        groups = {g: tuple(group_members(g, ctx.topo)) for g in unexplained}
-        suspects = set().union(*(suspect_cards(rows, groups, ctx.topo, causes={"sized": {g}}) for g in groups))
-        if not suspects:
-            return
-        # at the smallest size each was slow at, and at the smallest above the narrowing's sizes where it was slow
-        # there too: a card's hiccup made its host group slow from 8 B, a link beside it at 0.3 above 128 MiB
-        # and at the largest: a transient NIC made cross:gpu0 slow from 128 MiB, a 0.3x link beside it above
-        # 128 MiB showed at 1 GiB alone, and the pairs never measured there named nothing (review18 #1)
-        top = max(stress.narrow_sizes(ctx, {}))
-        dctx, rule = ctx.detect_context(), stress.group_rule(ctx)
-        large = [slow_sizes(rows, dctx, rule, above=top, largest=most) for most in (False, True)]
-        sizes = set(stress.narrow_sizes(ctx, unexplained)) | {s for at in large for g, s in at.items() if g in unexplained}
-        plan = stress.narrowing_plan(ctx, stress.build_plan(ctx), suspects, tuple(sorted(sizes)), joined=groups.values())
-        pairs = kind_rows(rows, "collective", ["group", "group_kind", "size_bytes"])
-        pairs = pairs[pairs["group_kind"] == "pair"]
-        had: dict[str, set[int]] = {}
-        for g, s in zip(pairs["group"].astype(str), pairs["size_bytes"].astype(int)):
-            had.setdefault(g, set()).add(s)
-        todo = [g for g in plan.groups if not set(plan.sizes) <= had.get(g.id, set())]
-        self.summary["rejudge_pairs"] = len(todo)
-        self.summary["rejudge_sizes"] = list(plan.sizes)
-        ctx.progress(f"stress: {len(unexplained)} slow groups a released culprit explained, judged again: "
-                     f"narrowing over {len(todo)} pairs")
-        # by the sizes each pair lacks (the stress layer's narrowing measured some at its own sizes)
-        for lacking in sorted({tuple(sorted(set(plan.sizes) - had.get(g.id, set()))) for g in todo}):
-            ctx.backend.collectives(replace(plan, groups=tuple(
-                g for g in todo if tuple(sorted(set(plan.sizes) - had.get(g.id, set()))) == lacking), sizes=lacking),
-                ctx.emit)
-
