@@ -238,3 +238,27 @@ def test_a_domain_slowed_whole_is_no_card_or_host_straggler():
     for known in (frozenset(), frozenset({(rack, "supernode")})):
         ctx = DetectContext(topo, {}, known=known, untold=frozenset({rack}) if known else frozenset())
         assert peer_outlier(frame, RULE, ctx) == []
+
+
+def test_a_retest_that_measured_no_pair_of_the_suspect_on_its_symptoms_tier_never_releases():
+    """reviews21 #4: a host whose every NIC ran at 0.5 (a scale-out symptom) was retested on its NVLink pairs
+    alone; every one read healthy and the host was released, exit 0. No pair of the suspect on the symptom's
+    tier is 'not re-measured where it showed' (stays quarantined), never inside the bar."""
+    from sncheck.model import EntityKind, Finding, Severity
+    from sncheck.run.retestbar import too_few_partners
+
+    rule = RULES["collective-pair-slow"]
+    f = Finding("s06n2", EntityKind.HOST, "stress", rule.name, Severity.CRITICAL, "", {})
+    mine = set(FLEET.cards_of_host("s06n2"))
+
+    def rows(pairs):
+        return pd.DataFrame([{"kind": "collective", "group_kind": "pair", "group": f"pair:{a}<->{b}", "status": "ok"}
+                             for a, b in pairs])
+
+    inside = [("s06n2/gpu0", "s06n1/gpu0"), ("s06n2/gpu1", "s06n3/gpu1")]
+    assert all(FLEET.tier(a, b) != "scale_out" for a, b in inside)
+    assert "no pair of it measured on its tier (scale_out)" in too_few_partners(rule, rows(inside), f, FLEET,
+                                                                                "scale_out", mine)
+    out = next(c for c in FLEET.cards if FLEET.tier("s06n2/gpu0", c.id) == "scale_out").id
+    short = too_few_partners(rule, rows(inside + [("s06n2/gpu0", out)]), f, FLEET, "scale_out", mine)
+    assert short is None or "no pair of it measured" not in short

@@ -161,9 +161,15 @@ def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology,
     of a bar against its peers' level (peer_outlier) with no pair on its tier beside the
     suspect's own (``scope``: its cards; a leaf whose rail mates are all behind it): the
     level would be the suspect's own, and a faint fault read as its own level is no
-    release. What is short, else None."""
+    release. A retest with no pair of the suspect on the symptom's tier at all re-measured
+    nothing of it: a host whose every NIC ran at 0.5 was retested on its NVLink pairs alone
+    and released (reviews21 #4). What is short, else None."""
     need = int(rule.params.get("min_pairs", 3))
     where = tier if isinstance(tier, str) else None
+    if where is not None and scope and not rows.empty:  # (reviews21 #4: a host's NICs at 0.5 retested inside)
+        p = _pair_ends(rows, rule, topo)
+        if "tier" in p and not ((p["tier"] == where) & (p["src"].isin(scope) | p["dst"].isin(scope))).any():
+            return f"no pair of it measured on its tier ({where}): not re-measured where it showed"
     if rule.op == "peer_outlier" and scope and not rows.empty:
         p = _pair_ends(rows, rule, topo)
         p = p[p["tier"] == where] if where is not None and "tier" in p else p
