@@ -11,8 +11,9 @@ group alone showed it (reviews21 #3, #8; reviews20 #9 addendum 4: each fault but
 So once the first narrowing is measured, its pairs are judged by the layer's pairwise rules alone (the
 explanation search over the narrowing's rows: ``health.culprits``), and each failing group holding cards
 the suspects left out is read against what they named, as an earlier layer's culprits are read
-(``groups.explainer``, ``groups.beyond_culprits``): a group no named culprit sits on, or one slower than
-their measured factors explain, is left, and its own cards are narrowed, each group alone with its host
+(``groups.explainer``, ``groups.beyond_culprits``): a group no named culprit sits on and none of whose
+suspects a named culprit is at (those were measured healthy: the grid's crossing of two faults' groups),
+or one slower than their measured factors explain, is left, and its own cards are narrowed, each group alone with its host
 mates, at the sizes it was slow at. A group the named culprits explain costs nothing more: one slow card
 narrows as it did.
 """
@@ -21,9 +22,11 @@ from __future__ import annotations
 
 from sncheck.health.culprits import DERIVED
 from sncheck.health.groups import beyond_culprits, explainer, group_busbw, launch_spread
+from sncheck.health.metrics import cards_held
 from sncheck.health.rules import evaluate
 from sncheck.health.within import measured_factors, out_cap
 from sncheck.layers.base import LayerContext
+from sncheck.model import split_link
 
 
 def left_groups(ctx: LayerContext, layer: str, groups: dict[str, tuple[str, ...]], failing: dict[str, int],
@@ -40,7 +43,11 @@ def left_groups(ctx: LayerContext, layer: str, groups: dict[str, tuple[str, ...]
     named = [f for f in evaluate(pair_rules, rows, dctx) if f.names_culprit]
     known = ctx.known | {(f.entity, f.entity_kind) for f in named}
     factors = {**ctx.factors, **measured_factors(named)}
-    left = {g: s for g, s in wide.items() if explainer(list(groups[g]), known, ctx.topo) is None}
+    # a group the narrowing implicated a suspect of is that suspect's (a jittery card's spikes named a link at it,
+    # not the card: its rail group narrowed again around it named 20 links, 3 of them confirmed by a spike)
+    touched = {c for f in named for c in _at(f.entity, f.entity_kind, ctx)} & suspects
+    left = {g: s for g, s in wide.items()
+            if explainer(list(groups[g]), known, ctx.topo) is None and not set(groups[g]) & touched}
     told = {g: list(groups[g]) for g in wide if g not in left and failing[g] > 0}
     if told and rule is not None:
         dctx = ctx.detect_context()
@@ -48,3 +55,8 @@ def left_groups(ctx: LayerContext, layer: str, groups: dict[str, tuple[str, ...]
                                  launch_spread(rows, told), out_cap(dctx))
         left |= {g: int(b["from_bytes"]) for g, b in beyond.items()}
     return left
+
+
+def _at(entity: str, kind: str, ctx: LayerContext) -> list[str]:
+    """The cards a named culprit is at: its own (a card, a NIC's, a host's), a link's two ends."""
+    return list(split_link(entity)) if kind == "link" and "<->" in entity else cards_held(entity, kind, ctx.topo)
