@@ -54,6 +54,11 @@ def test_what_a_released_culprit_explained_is_narrowed_again(tmp_path: Path, tra
     assert code == 1, ends
     assert ends.get(culprit) == "isolate", ends  # named by the judging again, and confirmed by its own retest
     stress = next(layer["summary"] for layer in res["layers"] if layer["name"] == "stress")
+    if group in stress.get("beyond_culprits", {}):
+        # slower than the card's own factor explains (over scale-out it acts through its NIC's cap, and the
+        # group's reading against design keeps the repeats' noise alone): narrowed at once, before any release
+        assert stress["beyond_culprits"][group]["entity"] == first, stress
+        return
     assert stress["explained"][group]["entity"] == first, stress
     assert stress["rejudged"][group] == {"released": first, "explained": None}, stress
     assert max(stress["rejudge_sizes"]) > 128 << 20, stress  # measured where the persistent one acts
