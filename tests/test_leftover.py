@@ -36,8 +36,12 @@ DATA = ROOT / "tests/data/leftover"
     # a 0.4 leaf of pod A, rail 0, beside a 3x-latency card of pod B: the slow host crossed every cross group
     ("tests/data/leftover/inv-fat3.yaml", "fat3-leaf04-hlcard-podB.yaml",
      {("pb5/gpu2", "card"), ("leaf:A2-r0", "switch")}),
+    # two high-latency cards (5x, 3x) in two pods: a card's latency acts over scale-out uncapped, so in pairwise
+    # collectives its factor there lies between its inside one and 1 (capped like a speed, its NIC was named beside
+    # it: review21's fuzz seed 21 case 19)
+    ("tests/data/leftover/inv-fat3.yaml", "two-latency-cards.yaml", {("pa5/gpu0", "card"), ("pb1/gpu2", "card")}),
 ], ids=["dead-link-and-dead-cable", "card-and-nic-on-its-rail", "card-and-scale-out-link", "card-and-link-above-16m",
-        "latency-card-and-leaf"])
+        "latency-card-and-leaf", "two-latency-cards"])
 def test_a_second_fault_the_grid_left_out_is_narrowed_and_named(tmp_path: Path, inventory: str, plan: str,
                                                                 named: set) -> None:
     out = tmp_path / "run"

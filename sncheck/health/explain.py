@@ -190,6 +190,9 @@ class CostModel:
     or None (latency, collectives: the same factor on every tier)."""
 
     out_cap: float | None = None
+    # pairwise collectives: a card's slowness mixes its speed (capped by the NIC over scale-out) with its
+    # launch and latency (not capped), so its factor there lies between its inside factor and 1
+    out_between: bool = False
 
 
 @dataclass

@@ -311,10 +311,11 @@ class Level:
         return sn if whole and len(self.paths.members("supernode", sn)) == len(e.members) else -1
 
     def card_factors(self, per: dict[str, np.ndarray]) -> dict[str, float]:
-        """A card's one factor over the tiers its speed acts on alike; over scale-out the
-        NIC caps it (bandwidth) or it acts there too (latency, collectives)."""
+        """A card's factor over the tiers its speed acts on (explain.speeds); over scale-out the NIC
+        caps it (bandwidth), it lies between its inside factor and 1 (pairwise collectives:
+        CostModel.out_between), or it acts there too (latency)."""
         inside = [v for t, v in per.items() if t != SCALE_OUT]
-        if self.model.out_cap is None:
+        if self.model.out_cap is None and not (self.model.out_between and inside and SCALE_OUT in per):
             return speeds(per, self.pair_peers, self.pair_design)
         if not inside:  # never measured inside its domain: the card cannot be told from its NIC
             return {t: min(1.0, median(v)) for t, v in per.items()}
@@ -322,7 +323,8 @@ class Level:
         out = speeds({t: v for t, v in per.items() if t != SCALE_OUT}, self.pair_peers, self.pair_design)
         if SCALE_OUT in per:
             # healthier there than its speed lets them: its NVLinks down (n_c: NVLink pairs only; r7-31)
-            out[SCALE_OUT] = min(1.0, max(s / self.model.out_cap, median(per[SCALE_OUT])))
+            floor = s if self.model.out_cap is None else s / self.model.out_cap
+            out[SCALE_OUT] = min(1.0, max(floor, median(per[SCALE_OUT])))
         return out
 
     def beyond_a_bar(self, e: Entity, f: dict[str, float]) -> bool:
