@@ -222,7 +222,7 @@ class _Sides:
     def _measure(self) -> set[str]:
         # per cell (a card's rows in one group: sncheck.health.rankrows), never per rank row
         ranks = rank_rows(self.rows)
-        host, hosts = pd.factorize(pd.Series([str(c).rsplit("/", 1)[0] for c in ranks.cards], dtype=object))
+        host, hosts = pd.factorize(pd.Series([host_of(str(c)) for c in ranks.cards], dtype=object))
         at = host[ranks.card].astype(np.int64) + ranks.group.astype(np.int64) * max(len(hosts), 1)  # (group, host)
 
         def hosts_in(cells: np.ndarray) -> np.ndarray:
