@@ -50,7 +50,6 @@ def left_groups(ctx: LayerContext, layer: str, groups: dict[str, tuple[str, ...]
             if explainer(list(groups[g]), known, ctx.topo) is None and not set(groups[g]) & touched}
     told = {g: list(groups[g]) for g in wide if g not in left and failing[g] > 0}
     if told and rule is not None:
-        dctx = ctx.detect_context()
         beyond = beyond_culprits(group_busbw(rows, dctx), told, known, factors, ctx.topo, rule,
                                  launch_spread(rows, told), out_cap(dctx))
         left |= {g: int(b["from_bytes"]) for g, b in beyond.items()}
